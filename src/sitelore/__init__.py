@@ -1,0 +1,7 @@
+"""sitelore: websites into a local, searchable, replayable Markdown store, politely and safely."""
+
+from __future__ import annotations
+
+__version__ = "0.1.0"
+
+__all__ = ["__version__"]

@@ -1,0 +1,5 @@
+"""``python -m sitelore``: the command line."""
+
+from sitelore.cli import main
+
+main()

@@ -1,0 +1,203 @@
+"""The exception tree: every error sitelore raises, under one root, with its exit code.
+
+Errors are a leaf module so that every layer can import them without import loops.
+Per-page failures carry an :class:`ErrorKind` so a crawl can record them as values
+(``PageError``) instead of aborting; whole-run problems (bad options, a refused start
+URL, a bad settings file) surface to the user with an exit code.
+
+::
+
+    SiteloreError                 exit 70 (internal)
+    ├── UsageError                exit 2: the user must fix the command or request
+    │   ├── InvalidURLError       unparsable URL, scheme other than http(s), credentials
+    │   ├── BlockedURLError       refused by the address guard (.address, .reason)
+    │   └── RobotsRefusedError    start URL refused by robots.txt (or robots.txt 5xx)
+    ├── ConfigError               exit 78: bad settings file, environment or flags
+    ├── FetchError                one request failed (.url, .kind, .status)
+    │   ├── FetchTimeoutError
+    │   ├── ResponseTooLargeError
+    │   ├── TooManyRedirectsError
+    │   ├── HTTPStatusError
+    │   ├── NetworkError
+    │   ├── UnsupportedContentTypeError
+    │   └── NoSnapshotError
+    ├── ConversionError
+    └── StoreError
+        └── SchemaVersionError
+"""
+
+from __future__ import annotations
+
+import enum
+
+__all__ = [
+    "EXIT_CONFIG",
+    "EXIT_INTERNAL",
+    "EXIT_OK",
+    "EXIT_USAGE",
+    "BlockedURLError",
+    "ConfigError",
+    "ConversionError",
+    "ErrorKind",
+    "FetchError",
+    "FetchTimeoutError",
+    "HTTPStatusError",
+    "InvalidURLError",
+    "NetworkError",
+    "NoSnapshotError",
+    "ResponseTooLargeError",
+    "RobotsRefusedError",
+    "SchemaVersionError",
+    "SiteloreError",
+    "StoreError",
+    "TooManyRedirectsError",
+    "UnsupportedContentTypeError",
+    "UsageError",
+]
+
+EXIT_OK = 0
+EXIT_USAGE = 2
+EXIT_INTERNAL = 70
+EXIT_CONFIG = 78
+
+
+class ErrorKind(enum.StrEnum):
+    """Why one page failed; the pinned values of a page's ``error.kind``."""
+
+    NETWORK = "network"
+    TIMEOUT = "timeout"
+    HTTP_STATUS = "http-status"
+    TOO_LARGE = "too-large"
+    BLOCKED = "blocked"
+    ROBOTS_DENIED = "robots-denied"
+    UNSUPPORTED_CONTENT_TYPE = "unsupported-content-type"
+    TOO_MANY_REDIRECTS = "too-many-redirects"
+    NO_SNAPSHOT = "no-snapshot"
+    INVALID_URL = "invalid-url"
+
+
+class SiteloreError(Exception):
+    """Root of every error sitelore raises on purpose."""
+
+    exit_code: int = EXIT_INTERNAL
+    #: The per-page kind this error maps to when it happens to one page of a crawl.
+    kind: ErrorKind | None = None
+
+
+class UsageError(SiteloreError):
+    """The command or request is wrong; the user must change it (exit 2, HTTP 400)."""
+
+    exit_code = EXIT_USAGE
+
+
+class InvalidURLError(UsageError):
+    """A URL that cannot be fetched at all: unparsable, wrong scheme, credentials.
+
+    The message never repeats credentials: ``url`` is the redacted form.
+    """
+
+    kind = ErrorKind.INVALID_URL
+
+    def __init__(self, url: str, reason: str) -> None:
+        self.url = url
+        self.reason = reason
+        super().__init__(f"{url}: {reason}")
+
+
+class BlockedURLError(UsageError):
+    """The address guard refused a URL or one of the addresses its host resolved to."""
+
+    kind = ErrorKind.BLOCKED
+
+    def __init__(self, url: str, reason: str, address: str | None = None) -> None:
+        self.url = url
+        self.reason = reason
+        self.address = address
+        super().__init__(f"{url}: blocked: {reason}")
+
+
+class RobotsRefusedError(UsageError):
+    """The start URL of a crawl is refused by robots.txt (or robots.txt answered 5xx)."""
+
+    kind = ErrorKind.ROBOTS_DENIED
+
+    def __init__(self, url: str, robots_url: str, reason: str) -> None:
+        self.url = url
+        self.robots_url = robots_url
+        self.reason = reason
+        super().__init__(
+            f"{url}: {reason} ({robots_url}); pass --no-robots "
+            "(respect_robots=false) to crawl anyway"
+        )
+
+
+class ConfigError(SiteloreError):
+    """The settings (file, environment or flags) are invalid (exit 78)."""
+
+    exit_code = 78
+
+
+class FetchError(SiteloreError):
+    """One request failed; a crawl records it as that page's outcome."""
+
+    kind: ErrorKind = ErrorKind.NETWORK
+
+    def __init__(self, url: str, message: str, *, status: int | None = None) -> None:
+        self.url = url
+        self.message = message
+        self.status = status
+        super().__init__(f"{url}: {message}")
+
+
+class NetworkError(FetchError):
+    """Connection refused, reset, DNS failure, TLS failure."""
+
+    kind = ErrorKind.NETWORK
+
+
+class FetchTimeoutError(FetchError):
+    """Connect, first-byte, idle or total timeout."""
+
+    kind = ErrorKind.TIMEOUT
+
+
+class ResponseTooLargeError(FetchError):
+    """The (decompressed) body went over its cap."""
+
+    kind = ErrorKind.TOO_LARGE
+
+
+class TooManyRedirectsError(FetchError):
+    """More redirect hops than allowed, or a redirect loop."""
+
+    kind = ErrorKind.TOO_MANY_REDIRECTS
+
+
+class HTTPStatusError(FetchError):
+    """The final response has a status that carries no document (4xx, 5xx, bare 3xx)."""
+
+    kind = ErrorKind.HTTP_STATUS
+
+
+class UnsupportedContentTypeError(FetchError):
+    """The response is of a content type sitelore does not convert."""
+
+    kind = ErrorKind.UNSUPPORTED_CONTENT_TYPE
+
+
+class NoSnapshotError(FetchError):
+    """Replay mode: the archive holds no record for this URL."""
+
+    kind = ErrorKind.NO_SNAPSHOT
+
+
+class ConversionError(SiteloreError):
+    """A body could not be turned into a document."""
+
+
+class StoreError(SiteloreError):
+    """The document store failed or is unusable."""
+
+
+class SchemaVersionError(StoreError):
+    """The store's schema is newer than this sitelore understands."""

@@ -1,0 +1,373 @@
+"""Frozen records that cross module boundaries: snapshots, documents, outcomes, options.
+
+Records on the hot path (one per page) are slotted dataclasses; the options a user or a
+remote caller supplies are a pydantic model, so bad values are refused with the field's
+name. Nothing here does I/O.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+from collections.abc import Iterable
+from datetime import datetime
+from typing import Annotated, Any, Self
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from sitelore.errors import ErrorKind, SiteloreError
+
+__all__ = [
+    "CrawlOptions",
+    "CrawlSummary",
+    "Document",
+    "FetchMeta",
+    "Headers",
+    "Limits",
+    "PageError",
+    "PageOutcome",
+    "SearchHit",
+    "SkipReason",
+    "Snapshot",
+    "StoredDocument",
+    "UpsertResult",
+]
+
+MiB = 1024 * 1024
+
+
+class Headers(tuple[tuple[str, str], ...]):
+    """Response headers as ordered (name, value) pairs; lookups are case-insensitive."""
+
+    __slots__ = ()
+
+    def get(self, name: str, default: str | None = None) -> str | None:
+        """Return the first value of header ``name``, or ``default``."""
+        lname = name.lower()
+        for key, value in self:
+            if key.lower() == lname:
+                return value
+        return default
+
+    def get_all(self, name: str) -> list[str]:
+        """Return every value of header ``name`` in order."""
+        lname = name.lower()
+        return [value for key, value in self if key.lower() == lname]
+
+    @classmethod
+    def of(cls, pairs: Iterable[tuple[str, str]]) -> Headers:
+        """Build headers from any iterable of pairs."""
+        return cls(tuple(pairs))
+
+
+def _media_type(content_type: str | None) -> str:
+    if not content_type:
+        return ""
+    return content_type.split(";", 1)[0].strip().lower()
+
+
+def _charset(content_type: str | None) -> str | None:
+    if not content_type:
+        return None
+    for param in content_type.split(";")[1:]:
+        key, _, value = param.partition("=")
+        if key.strip().lower() == "charset":
+            return value.strip().strip("\"'").lower() or None
+    return None
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class Snapshot:
+    """What one fetch saw: the final response of a (possibly redirected) request.
+
+    ``redirects`` lists every URL requested before ``final_url``, in order, starting
+    with ``url``; it is empty when there was no redirect.
+    """
+
+    url: str
+    final_url: str
+    status: int
+    headers: Headers
+    body: bytes
+    fetched_at: datetime
+    elapsed_ms: float
+    redirects: tuple[str, ...] = ()
+    address: str | None = None
+
+    @property
+    def content_type(self) -> str:
+        """The media type, lower-cased, without parameters ("" when absent)."""
+        return _media_type(self.headers.get("content-type"))
+
+    @property
+    def charset(self) -> str | None:
+        """The charset parameter of Content-Type, lower-cased, if any."""
+        return _charset(self.headers.get("content-type"))
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class Document:
+    """A converted page: the main content as Markdown plus what the crawl needs.
+
+    ``links`` are the absolute http(s) links of the whole page (navigation included);
+    ``markdown`` holds the main content only.
+    """
+
+    url: str
+    title: str
+    markdown: str
+    links: tuple[str, ...] = ()
+    description: str | None = None
+    lang: str | None = None
+    canonical_url: str | None = None
+    content_type: str = "text/html"
+    noindex: bool = False
+    nofollow: bool = False
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class FetchMeta:
+    """Fetch metadata stored beside a document."""
+
+    status: int
+    content_type: str
+    fetched_at: datetime
+    etag: str | None = None
+    last_modified: str | None = None
+
+    @classmethod
+    def from_snapshot(cls, snapshot: Snapshot) -> Self:
+        """Take the metadata of a snapshot."""
+        return cls(
+            status=snapshot.status,
+            content_type=snapshot.content_type,
+            fetched_at=snapshot.fetched_at,
+            etag=snapshot.headers.get("etag"),
+            last_modified=snapshot.headers.get("last-modified"),
+        )
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class StoredDocument:
+    """A document as the store holds it: one row per URL, with a stable id."""
+
+    id: str
+    url: str
+    title: str
+    markdown: str
+    content_hash: str
+    content_type: str
+    status: int
+    fetched_at: datetime
+    created_at: datetime
+    updated_at: datetime
+    etag: str | None = None
+    last_modified: str | None = None
+    description: str | None = None
+    lang: str | None = None
+    canonical_url: str | None = None
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class UpsertResult:
+    """What an upsert did: the document id, and whether it was new or changed."""
+
+    id: str
+    created: bool
+    changed: bool
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class SearchHit:
+    """One full-text search result; lower ``score`` is better (BM25 convention)."""
+
+    id: str
+    url: str
+    title: str
+    snippet: str
+    score: float
+
+
+class SkipReason(enum.StrEnum):
+    """Why a discovered URL was not fetched."""
+
+    ROBOTS = "robots"
+    FILTERED = "filtered"
+    DUPLICATE = "duplicate"
+    DEPTH = "depth"
+    CAP = "cap"
+    BLOCKED = "blocked"
+    INVALID = "invalid"
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class PageError:
+    """A page's typed failure, as a value."""
+
+    kind: ErrorKind
+    message: str
+    status: int | None = None
+
+    @classmethod
+    def from_exception(cls, exc: SiteloreError) -> Self:
+        """Record an error raised for one page."""
+        kind = exc.kind or ErrorKind.NETWORK
+        status = getattr(exc, "status", None)
+        return cls(kind, str(exc), status if isinstance(status, int) else None)
+
+    def to_json(self) -> dict[str, Any]:
+        """The pinned ``{"kind", "message"}`` shape (plus status when known)."""
+        out: dict[str, Any] = {"kind": str(self.kind), "message": self.message}
+        if self.status is not None:
+            out["status"] = self.status
+        return out
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class PageOutcome:
+    """How one page of a crawl ended: a stored document or a typed error."""
+
+    url: str
+    depth: int
+    final_url: str | None = None
+    status: int | None = None
+    title: str | None = None
+    document_id: str | None = None
+    error: PageError | None = None
+    bytes: int = 0
+    elapsed_ms: float = 0.0
+    indexed: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        """The pinned per-page shape of ``crawl --json``."""
+        return {
+            "url": self.url,
+            "finalUrl": self.final_url,
+            "depth": self.depth,
+            "status": self.status,
+            "title": self.title,
+            "documentId": self.document_id,
+            "error": self.error.to_json() if self.error else None,
+        }
+
+
+_NonNeg = Annotated[int, Field(ge=0)]
+
+
+class Limits(BaseModel):
+    """The operator's hard caps; requests can ask for less, never more."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    max_pages: Annotated[int, Field(ge=1, description="Hard cap on pages per crawl.")] = 200
+    max_depth: Annotated[int, Field(ge=0, description="Hard cap on link depth.")] = 5
+    deadline_seconds: Annotated[float, Field(gt=0, description="Whole-crawl wall clock.")] = 600.0
+    page_timeout_seconds: Annotated[float, Field(gt=0, description="Per-request total.")] = 30.0
+    max_page_bytes: Annotated[int, Field(ge=1024, description="Decompressed body cap.")] = 5 * MiB
+    max_robots_bytes: Annotated[int, Field(ge=1024)] = 512 * 1024
+    max_redirects: Annotated[int, Field(ge=0, le=20)] = 5
+    max_concurrency: Annotated[int, Field(ge=1, le=256)] = 64
+
+
+class CrawlOptions(BaseModel):
+    """What one crawl request asks for (CLI flags, REST body, MCP arguments).
+
+    Field names are snake_case in Python and camelCase on the wire (``maxPages``).
+    Unknown fields and wrong types are refused naming the field.
+    """
+
+    model_config = ConfigDict(
+        frozen=True, extra="forbid", populate_by_name=True, alias_generator=None
+    )
+
+    max_pages: Annotated[int, Field(ge=1, alias="maxPages", description="Pages to fetch.")] = 25
+    max_depth: Annotated[
+        int, Field(ge=0, alias="maxDepth", description="Hops from the seed; 0 = seed only.")
+    ] = 2
+    same_domain: Annotated[
+        bool, Field(alias="sameDomain", description="Follow only the seed's host and subdomains.")
+    ] = True
+    path_prefix: Annotated[
+        str | None, Field(alias="pathPrefix", description="Follow only paths starting with it.")
+    ] = None
+    exclude_patterns: Annotated[
+        tuple[str, ...],
+        Field(alias="excludePatterns", description="Globs on the whole URL; case-insensitive."),
+    ] = ()
+    delay: Annotated[
+        float, Field(ge=0, le=60, description="Minimum seconds between requests to one origin.")
+    ] = 1.0
+    concurrency: Annotated[int, Field(ge=1, description="Requests in flight overall.")] = 4
+    respect_robots: Annotated[
+        bool, Field(alias="respectRobots", description="Obey robots.txt (false: never fetch it).")
+    ] = True
+    deadline_seconds: Annotated[
+        float, Field(gt=0, alias="deadlineSeconds", description="Whole-crawl wall clock.")
+    ] = 600.0
+
+    def clamp(self, limits: Limits) -> tuple[CrawlOptions, tuple[str, ...]]:
+        """Return these options within ``limits`` and a note for each clamped value."""
+        notes: list[str] = []
+        changes: dict[str, Any] = {}
+        for field, cap in (
+            ("max_pages", limits.max_pages),
+            ("max_depth", limits.max_depth),
+            ("concurrency", limits.max_concurrency),
+            ("deadline_seconds", limits.deadline_seconds),
+        ):
+            asked = getattr(self, field)
+            if asked > cap:
+                changes[field] = cap
+                notes.append(f"{field} {asked} clamped to the operator's cap {cap}")
+        if not changes:
+            return self, ()
+        return self.model_copy(update=changes), tuple(notes)
+
+
+@dataclasses.dataclass(slots=True, kw_only=True)
+class CrawlSummary:
+    """What a crawl did: fetched, indexed, skipped by reason, failed, truncated."""
+
+    seed: str
+    options: CrawlOptions
+    pages: list[PageOutcome] = dataclasses.field(default_factory=list)
+    skipped: dict[str, int] = dataclasses.field(default_factory=dict)
+    truncated: bool = False
+    truncated_reason: str | None = None
+    unfetched: int = 0
+    elapsed_ms: float = 0.0
+    warnings: list[str] = dataclasses.field(default_factory=list)
+    clamped: tuple[str, ...] = ()
+
+    @property
+    def pages_crawled(self) -> int:
+        """Pages for which a request was made."""
+        return len(self.pages)
+
+    @property
+    def pages_indexed(self) -> int:
+        """Pages stored as documents."""
+        return sum(1 for page in self.pages if page.indexed)
+
+    @property
+    def errors(self) -> int:
+        """Pages that ended in a typed error."""
+        return sum(1 for page in self.pages if page.error is not None)
+
+    def to_json(self) -> dict[str, Any]:
+        """The pinned ``crawl --json`` shape."""
+        return {
+            "seed": self.seed,
+            "pagesCrawled": self.pages_crawled,
+            "pagesIndexed": self.pages_indexed,
+            "truncated": self.truncated,
+            "truncatedReason": self.truncated_reason,
+            "unfetched": self.unfetched,
+            "errors": self.errors,
+            "skipped": dict(self.skipped),
+            "pages": [page.to_json() for page in self.pages],
+            "elapsedMs": round(self.elapsed_ms),
+            "applied": self.options.model_dump(mode="json", by_alias=True),
+            "clamped": list(self.clamped),
+            "warnings": list(self.warnings),
+        }
