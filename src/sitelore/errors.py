@@ -7,7 +7,7 @@ URL, a bad settings file) surface to the user with an exit code.
 
 ::
 
-    SiteloreError                 exit 70 (internal)
+    SiteloreError                 exit 70 (internal); exit 1: the one page asked for failed
     ├── UsageError                exit 2: the user must fix the command or request
     │   ├── InvalidURLError       unparsable URL, scheme other than http(s), credentials
     │   ├── BlockedURLError       refused by the address guard (.address, .reason)
@@ -20,6 +20,7 @@ URL, a bad settings file) surface to the user with an exit code.
     │   ├── HTTPStatusError
     │   ├── NetworkError
     │   ├── UnsupportedContentTypeError
+    │   ├── RobotsDeniedError     a redirect hop or final URL refused by robots.txt
     │   └── NoSnapshotError
     ├── ConversionError
     └── StoreError
@@ -34,6 +35,7 @@ __all__ = [
     "EXIT_CONFIG",
     "EXIT_INTERNAL",
     "EXIT_OK",
+    "EXIT_PAGE_FAILED",
     "EXIT_USAGE",
     "BlockedURLError",
     "ConfigError",
@@ -46,6 +48,7 @@ __all__ = [
     "NetworkError",
     "NoSnapshotError",
     "ResponseTooLargeError",
+    "RobotsDeniedError",
     "RobotsRefusedError",
     "SchemaVersionError",
     "SiteloreError",
@@ -56,6 +59,7 @@ __all__ = [
 ]
 
 EXIT_OK = 0
+EXIT_PAGE_FAILED = 1
 EXIT_USAGE = 2
 EXIT_INTERNAL = 70
 EXIT_CONFIG = 78
@@ -138,8 +142,12 @@ class ConfigError(SiteloreError):
 
 
 class FetchError(SiteloreError):
-    """One request failed; a crawl records it as that page's outcome."""
+    """One request failed; a crawl records it as that page's outcome.
 
+    Raised out of a command only when the single page asked for failed (exit 1).
+    """
+
+    exit_code = EXIT_PAGE_FAILED
     kind: ErrorKind = ErrorKind.NETWORK
 
     def __init__(self, url: str, message: str, *, status: int | None = None) -> None:
@@ -183,6 +191,12 @@ class UnsupportedContentTypeError(FetchError):
     """The response is of a content type sitelore does not convert."""
 
     kind = ErrorKind.UNSUPPORTED_CONTENT_TYPE
+
+
+class RobotsDeniedError(FetchError):
+    """A redirect hop or the final URL of a page is disallowed by robots.txt."""
+
+    kind = ErrorKind.ROBOTS_DENIED
 
 
 class NoSnapshotError(FetchError):

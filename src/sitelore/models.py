@@ -198,6 +198,7 @@ class SkipReason(enum.StrEnum):
     CAP = "cap"
     BLOCKED = "blocked"
     INVALID = "invalid"
+    NOINDEX = "noindex"
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

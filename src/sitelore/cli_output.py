@@ -1,0 +1,127 @@
+"""How the CLI shows things to a person: the crawl progress bar, summaries and tables.
+
+Only rendering lives here (rich); the commands and their exit codes are in ``cli``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from types import TracebackType
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from sitelore.models import CrawlSummary, PageOutcome, SearchHit, StoredDocument
+
+__all__ = ["CrawlProgress", "print_documents", "print_hits", "print_summary"]
+
+
+class CrawlProgress:
+    """A progress bar on a terminal (pages done of the cap, errors, current URL); else nothing.
+
+    Off a terminal the spider's INFO log lines say the same, one per page.
+    """
+
+    def __init__(self, console: Console, *, total: int, enabled: bool) -> None:
+        self._errors = 0
+        self._progress = (
+            Progress(
+                TextColumn("[bold]crawl"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn("errors {task.fields[errors]}"),
+                TimeElapsedColumn(),
+                TextColumn("{task.fields[url]}", style="dim"),
+                console=console,
+                transient=True,
+            )
+            if enabled
+            else None
+        )
+        self._task = (
+            self._progress.add_task("crawl", total=total, errors=0, url="")
+            if self._progress
+            else None
+        )
+
+    def __enter__(self) -> CrawlProgress:
+        if self._progress is not None:
+            self._progress.start()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if self._progress is not None:
+            self._progress.stop()
+
+    def advance(self, outcome: PageOutcome) -> None:
+        """Count one finished page."""
+        if outcome.error is not None:
+            self._errors += 1
+        if self._progress is not None and self._task is not None:
+            self._progress.update(
+                self._task, advance=1, errors=self._errors, url=_short(outcome.url)
+            )
+
+
+def _short(url: str, width: int = 60) -> str:
+    return url if len(url) <= width else url[: width - 1] + "…"
+
+
+def print_summary(console: Console, summary: CrawlSummary) -> None:
+    """Print what a crawl did: pages, errors by page, skips by reason, truncation."""
+    table = Table(title=f"crawl of {summary.seed}", show_lines=False)
+    table.add_column("depth", justify="right")
+    table.add_column("status", justify="right")
+    table.add_column("url")
+    table.add_column("title / error")
+    for page in summary.pages:
+        detail = (
+            f"[red]{page.error.kind}[/red]: {page.error.message}"
+            if page.error
+            else (page.title or "")
+        )
+        status = "" if page.status is None else str(page.status)
+        table.add_row(str(page.depth), status, page.final_url or page.url, detail)
+    console.print(table)
+    skipped = ", ".join(f"{reason} {n}" for reason, n in sorted(summary.skipped.items())) or "none"
+    console.print(
+        f"pages crawled {summary.pages_crawled}, indexed {summary.pages_indexed}, "
+        f"errors {summary.errors}, skipped: {skipped}, "
+        f"elapsed {summary.elapsed_ms / 1000:.1f}s"
+    )
+    if summary.truncated:
+        console.print(
+            f"[yellow]truncated ({summary.truncated_reason}): "
+            f"{summary.unfetched} discovered URLs not fetched[/yellow]"
+        )
+    for note in summary.clamped:
+        console.print(f"[yellow]{note}[/yellow]")
+
+
+def print_hits(console: Console, query: str, hits: Sequence[SearchHit]) -> None:
+    """Print search results with their snippets."""
+    if not hits:
+        console.print(f"no results for {query!r}")
+        return
+    console.print(f"[bold]{len(hits)} results for {query!r}[/bold]")
+    for rank, hit in enumerate(hits, 1):
+        console.print(f"{rank}. [bold]{hit.title}[/bold]  {hit.url}  [dim]{hit.id}[/dim]")
+        console.print(f"   {' '.join(hit.snippet.split())}", markup=False)
+
+
+def print_documents(console: Console, total: int, docs: Sequence[StoredDocument]) -> None:
+    """Print stored documents as a table."""
+    table = Table(title=f"{total} documents")
+    table.add_column("id")
+    table.add_column("title")
+    table.add_column("url")
+    table.add_column("updated")
+    for doc in docs:
+        table.add_row(doc.id, doc.title, doc.url, doc.updated_at.strftime("%Y-%m-%d %H:%M"))
+    console.print(table)

@@ -1,0 +1,451 @@
+"""Drive one crawl through the ports: BFS, politeness, robots, typed per-page outcomes.
+
+The spider never throws for a page: each page ends as a :class:`PageOutcome` holding
+a stored document or a typed error, streamed to the caller as it happens and stored
+as it comes (an interrupted crawl keeps what it fetched). Problems the user must fix
+(a bad seed, a seed the guard or robots.txt refuses) raise a ``UsageError`` before any
+page is fetched.
+
+It owns no sockets, files or clocks: the fetcher, store, robots policy and clock are
+passed in, so tests run it on fakes and loopback servers.
+
+Scheduling: one worker task per crawl slot (``concurrency``); a worker takes the next
+URL from the :class:`~sitelore.frontier.Frontier` (which keeps BFS start order), holds
+that URL's origin (one request in flight per origin), waits for the origin's spacing
+(:class:`~sitelore.politeness.Politeness`), fetches, converts, stores, and offers the
+page's links back. The whole crawl runs under the deadline: in-flight requests and
+sleeps are cancelled when it passes and what was fetched is kept.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import logging
+from collections.abc import AsyncIterator, Callable
+
+from sitelore.convert import to_document
+from sitelore.errors import (
+    FetchError,
+    HTTPStatusError,
+    RobotsDeniedError,
+    RobotsRefusedError,
+    SiteloreError,
+    UsageError,
+)
+from sitelore.frontier import Frontier, QueueItem
+from sitelore.models import (
+    CrawlOptions,
+    CrawlSummary,
+    Document,
+    FetchMeta,
+    Limits,
+    PageError,
+    PageOutcome,
+    SkipReason,
+    Snapshot,
+)
+from sitelore.politeness import Politeness, clamp_to_deadline, parse_retry_after
+from sitelore.ports import Clock, Fetcher, Store
+from sitelore.robots import RobotsPolicy, robots_origin
+from sitelore.urls import Scope, normalize_url, origin
+
+__all__ = ["CrawlRun", "Spider", "UrlCheck"]
+
+log = logging.getLogger(__name__)
+
+#: Raises ``InvalidURLError`` / ``BlockedURLError`` for a URL refused before any I/O.
+UrlCheck = Callable[[str], object]
+
+_RETRY_AFTER_STATUSES = frozenset({429, 503})
+_LINK_TYPES = frozenset({"text/html", "application/xhtml+xml"})
+_DEADLINE = "deadline"
+
+
+def _no_check(url: str) -> object:
+    """Accept every URL (the fetcher still guards each request)."""
+    return url
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Page:
+    """What one fetched page leaves behind: its outcome and the links to offer."""
+
+    outcome: PageOutcome
+    links: tuple[str, ...] = ()
+
+
+class Spider:
+    """Runs crawls over injected ports; one Spider may run several crawls in turn.
+
+    Args:
+        fetcher: the one egress path (already entered).
+        store: where documents go.
+        robots: the per-crawl robots policy (``allow_all_policy()`` without robots).
+        clock: monotonic time, wall time and sleep.
+        limits: the operator's caps (page bytes, page timeout).
+        url_check: refuses a discovered URL before any I/O (guard literal checks).
+        convert: body -> Document (the converter; tests may pass another).
+    """
+
+    def __init__(
+        self,
+        *,
+        fetcher: Fetcher,
+        store: Store,
+        robots: RobotsPolicy,
+        clock: Clock,
+        limits: Limits | None = None,
+        url_check: UrlCheck = _no_check,
+        convert: Callable[[bytes, str, str, str | None], Document] | None = None,
+    ) -> None:
+        self._fetcher = fetcher
+        self._store = store
+        self._robots = robots
+        self._clock = clock
+        self._limits = limits or Limits()
+        self._url_check = url_check
+        self._convert = convert or _default_convert
+
+    def crawl(self, seed: str, options: CrawlOptions) -> CrawlRun:
+        """Start a crawl of ``seed``; iterate the result for outcomes, then read ``summary``.
+
+        ``options`` must already be clamped to the operator's limits.
+        """
+        return CrawlRun(self, seed, options)
+
+
+def _default_convert(body: bytes, content_type: str, url: str, charset: str | None) -> Document:
+    return to_document(body, content_type, url, charset=charset)
+
+
+class CrawlRun:
+    """One crawl in progress: an async iterator of :class:`PageOutcome`, then a summary.
+
+    ::
+
+        run = spider.crawl("https://docs.example.com/", options)
+        async for outcome in run:
+            ...
+        print(run.summary.to_json())
+
+    Leaving the loop early (or cancelling) stops the crawl; pages stored so far stay.
+    """
+
+    def __init__(self, spider: Spider, seed: str, options: CrawlOptions) -> None:
+        self._spider = spider
+        self._options = options
+        self.summary = CrawlSummary(seed=seed, options=options)
+        self._queue: asyncio.Queue[PageOutcome | None] = asyncio.Queue()
+        self._task: asyncio.Task[None] | None = None
+        self._frontier: Frontier | None = None
+
+    async def finish(self) -> CrawlSummary:
+        """Run the crawl to its end and return the summary."""
+        async for _ in self:
+            pass
+        return self.summary
+
+    def __aiter__(self) -> AsyncIterator[PageOutcome]:
+        return self._iterate()
+
+    async def _iterate(self) -> AsyncIterator[PageOutcome]:
+        if self._task is not None:
+            raise RuntimeError("a CrawlRun can be iterated once")
+        self._task = asyncio.create_task(self._run())
+        try:
+            while True:
+                outcome = await self._queue.get()
+                if outcome is None:
+                    break
+                yield outcome
+            await self._task  # re-raises a UsageError from before the first page
+        finally:
+            if not self._task.done():
+                self._task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await self._task
+
+    async def _run(self) -> None:
+        clock = self._spider._clock
+        started = clock.monotonic()
+        try:
+            await self._crawl(started)
+        finally:
+            self.summary.elapsed_ms = (clock.monotonic() - started) * 1000
+            self._finish_summary()
+            self._queue.put_nowait(None)
+
+    def _finish_summary(self) -> None:
+        frontier = self._frontier
+        if frontier is None:
+            return
+        summary = self.summary
+        merged = dict(frontier.skipped)
+        for reason, count in summary.skipped.items():
+            merged[reason] = merged.get(reason, 0) + count
+        summary.skipped = merged
+        summary.unfetched = frontier.pending
+        if summary.truncated_reason is None and frontier.truncated:
+            summary.truncated = True
+            summary.truncated_reason = frontier.truncated_reason
+        if summary.truncated:
+            summary.warnings.append(
+                f"stopped at {summary.truncated_reason}"
+                + (
+                    f" (max_pages={self._options.max_pages})"
+                    if summary.truncated_reason == "max_pages"
+                    else ""
+                )
+                + f"; {summary.unfetched} discovered URLs were not fetched"
+            )
+
+    async def _crawl(self, started: float) -> None:
+        spider, options = self._spider, self._options
+        seed = normalize_url(self.summary.seed)  # InvalidURLError: a usage error
+        spider._url_check(seed)
+        self.summary.seed = seed
+        scope = Scope.from_options(seed, options)
+        frontier = Frontier(seed, options, scope)
+        politeness = Politeness(options.delay)
+        await self._check_seed_robots(seed, politeness)
+        self._frontier = frontier
+        deadline = started + options.deadline_seconds
+        scheduler = _Scheduler(self, frontier, politeness, scope, deadline)
+        try:
+            async with asyncio.timeout(options.deadline_seconds):
+                await scheduler.run()
+        except TimeoutError:
+            self._truncate(_DEADLINE)
+
+    async def _check_seed_robots(self, seed: str, politeness: Politeness) -> None:
+        if not self._options.respect_robots:
+            return
+        rules = await self._spider._robots.rules_for(seed)
+        robots_url = robots_origin(seed) + "/robots.txt"
+        if rules.unreachable:
+            raise RobotsRefusedError(
+                seed, robots_url, "robots.txt could not be read (server error)"
+            )
+        if not await self._spider._robots.is_allowed(seed):
+            raise RobotsRefusedError(seed, robots_url, "the start URL is disallowed by robots.txt")
+        politeness.set_crawl_delay(origin(seed), rules.crawl_delay_ms)
+
+    def _truncate(self, reason: str) -> None:
+        if not self.summary.truncated:
+            self.summary.truncated = True
+            self.summary.truncated_reason = reason
+
+    def _emit(self, outcome: PageOutcome) -> None:
+        self.summary.pages.append(outcome)
+        self._queue.put_nowait(outcome)
+
+    def _skip(self, reason: SkipReason) -> None:
+        skipped = self.summary.skipped
+        skipped[str(reason)] = skipped.get(str(reason), 0) + 1
+
+
+class _Scheduler:
+    """Workers that take URLs from the frontier, one origin at a time each."""
+
+    def __init__(
+        self,
+        run: CrawlRun,
+        frontier: Frontier,
+        politeness: Politeness,
+        scope: Scope,
+        deadline: float,
+    ) -> None:
+        self._run = run
+        self._spider = run._spider
+        self._options = run._options
+        self._frontier = frontier
+        self._politeness = politeness
+        self._scope = scope
+        self._deadline = deadline
+        self._origin_locks: dict[str, asyncio.Lock] = {}
+        self._wakeup = asyncio.Event()
+        self._known_delays: set[str] = set()
+        self._stopped = False
+
+    async def run(self) -> None:
+        async with asyncio.TaskGroup() as group:
+            for _ in range(self._options.concurrency):
+                group.create_task(self._worker())
+
+    def _notify(self) -> None:
+        self._wakeup.set()
+
+    async def _worker(self) -> None:
+        frontier = self._frontier
+        while not self._stopped:
+            item = frontier.take()
+            if item is None:
+                if frontier.finished:
+                    self._notify()
+                    return
+                self._wakeup.clear()
+                await self._wakeup.wait()
+                continue
+            page = await self._visit(item, origin(item.url))
+            if page is not None:
+                self._run._emit(page.outcome)
+                if page.links:
+                    frontier.offer_links(page.links, item.depth + 1)
+                frontier.done(item)
+            self._notify()
+
+    async def _visit(self, item: QueueItem, key: str) -> _Page | None:
+        """Check, wait, fetch, convert and store one page; None if no request was made."""
+        spider, frontier = self._spider, self._frontier
+        try:
+            spider._url_check(item.url)
+        except UsageError as exc:
+            log.debug("skip %s: %s", item.url, exc)
+            frontier.release(item, SkipReason.BLOCKED)
+            return None
+        if self._options.respect_robots and item.depth > 0:
+            if not await spider._robots.is_allowed(item.url):
+                log.debug("skip %s: robots", item.url)
+                frontier.release(item, SkipReason.ROBOTS)
+                return None
+            await self._learn_crawl_delay(key, item.url)
+        lock = self._origin_locks.setdefault(key, asyncio.Lock())
+        async with lock:  # one request in flight per origin; waiters start in FIFO order
+            if self._stopped or not await self._wait_turn(key):
+                frontier.release(item, SkipReason.CAP)
+                self._run._truncate(_DEADLINE)
+                self._stopped = True
+                return None
+            return await self._fetch_page(item, key)
+
+    async def _learn_crawl_delay(self, key: str, url: str) -> None:
+        if key in self._known_delays:
+            return
+        self._known_delays.add(key)
+        self._politeness.set_crawl_delay(
+            key, (await self._spider._robots.rules_for(url)).crawl_delay_ms
+        )
+
+    async def _wait_turn(self, key: str) -> bool:
+        clock = self._spider._clock
+        now = clock.monotonic()
+        wait = clamp_to_deadline(self._politeness.wait_for(key, now), now, self._deadline)
+        if wait is None:
+            return False
+        if wait > 0:
+            await clock.sleep(wait)
+        self._politeness.record_request(key, clock.monotonic())
+        return True
+
+    async def _fetch_page(self, item: QueueItem, key: str) -> _Page:
+        spider = self._spider
+        try:
+            snapshot = await spider._fetcher.fetch(
+                item.url,
+                max_bytes=spider._limits.max_page_bytes,
+                timeout=spider._limits.page_timeout_seconds,
+                check_hop=self._check_hop,
+            )
+        except SiteloreError as exc:
+            log.info("failed %s: %s", item.url, exc)
+            return _Page(
+                PageOutcome(url=item.url, depth=item.depth, error=PageError.from_exception(exc))
+            )
+        self._honour_retry_after(key, snapshot)
+        try:
+            return await self._accept(item, snapshot)
+        except FetchError as exc:
+            return _Page(self._failed(item, snapshot, exc))
+
+    async def _check_hop(self, url: str) -> None:
+        """Before each redirect hop: refuse it if robots.txt disallows it."""
+        if self._options.respect_robots and not await self._spider._robots.is_allowed(url):
+            raise RobotsDeniedError(url, "redirect target disallowed by robots.txt")
+
+    def _honour_retry_after(self, key: str, snapshot: Snapshot) -> None:
+        if snapshot.status not in _RETRY_AFTER_STATUSES:
+            return
+        clock = self._spider._clock
+        seconds = parse_retry_after(snapshot.headers.get("retry-after"), clock.now())
+        self._politeness.push_back(key, clock.monotonic(), seconds)
+
+    def _failed(self, item: QueueItem, snapshot: Snapshot, exc: FetchError) -> PageOutcome:
+        log.info("failed %s: %s", item.url, exc)
+        return PageOutcome(
+            url=item.url,
+            depth=item.depth,
+            final_url=snapshot.final_url,
+            status=snapshot.status,
+            error=PageError.from_exception(exc),
+            bytes=len(snapshot.body),
+            elapsed_ms=snapshot.elapsed_ms,
+        )
+
+    async def _accept(self, item: QueueItem, snapshot: Snapshot) -> _Page:
+        """Turn a final response into a stored document (or a typed error) plus links."""
+        spider, frontier = self._spider, self._frontier
+        final = snapshot.final_url
+        if not frontier.land(item, final, snapshot.redirects):
+            log.debug("skip %s: redirect to %s, already fetched", item.url, final)
+            self._run._skip(SkipReason.DUPLICATE)
+            return _Page(self._plain(item, snapshot))
+        if (
+            final != item.url
+            and self._options.respect_robots
+            and not await spider._robots.is_allowed(final)
+        ):
+            raise RobotsDeniedError(final, "final URL disallowed by robots.txt")
+        if not 200 <= snapshot.status < 300:
+            raise HTTPStatusError(final, f"HTTP {snapshot.status}", status=snapshot.status)
+        document = spider._convert(snapshot.body, snapshot.content_type, final, snapshot.charset)
+        outcome = await self._store(item, snapshot, document)
+        return _Page(outcome, self._links_to_follow(item, final, snapshot, document))
+
+    def _plain(self, item: QueueItem, snapshot: Snapshot) -> PageOutcome:
+        return PageOutcome(
+            url=item.url,
+            depth=item.depth,
+            final_url=snapshot.final_url,
+            status=snapshot.status,
+            bytes=len(snapshot.body),
+            elapsed_ms=snapshot.elapsed_ms,
+        )
+
+    async def _store(self, item: QueueItem, snapshot: Snapshot, document: Document) -> PageOutcome:
+        if document.noindex:
+            log.info("not indexed (noindex) %s", snapshot.final_url)
+            self._run._skip(SkipReason.NOINDEX)
+            return dataclasses.replace(self._plain(item, snapshot), title=document.title)
+        result = await self._spider._store.upsert(document, FetchMeta.from_snapshot(snapshot))
+        log.info(
+            "fetched %s %d %dB %.0fms",
+            snapshot.final_url,
+            snapshot.status,
+            len(snapshot.body),
+            snapshot.elapsed_ms,
+        )
+        return PageOutcome(
+            url=item.url,
+            depth=item.depth,
+            final_url=snapshot.final_url,
+            status=snapshot.status,
+            title=document.title,
+            document_id=result.id,
+            bytes=len(snapshot.body),
+            elapsed_ms=snapshot.elapsed_ms,
+            indexed=True,
+        )
+
+    def _links_to_follow(
+        self, item: QueueItem, final: str, snapshot: Snapshot, document: Document
+    ) -> tuple[str, ...]:
+        if document.nofollow or snapshot.content_type not in _LINK_TYPES:
+            return ()
+        if item.depth >= self._options.max_depth:
+            return ()
+        if final != item.url and self._scope.allows(final) is not None:
+            log.debug("not following links of %s: redirected out of scope", item.url)
+            return ()
+        return document.links
