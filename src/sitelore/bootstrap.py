@@ -123,7 +123,8 @@ class Runtime:
             )
             run = spider.crawl(seed, applied)
             run.summary.clamped = notes
-            yield run
+            async with run:
+                yield run
 
     async def crawl(self, seed: str, options: CrawlOptions) -> CrawlSummary:
         """Crawl ``seed`` to the end and return the summary."""

@@ -2,6 +2,18 @@
 
 Never sleeps and never reads a clock: callers pass ``now`` (monotonic seconds, or a
 wall-clock datetime for HTTP dates) and act on the values returned.
+
+One :class:`Politeness` per crawl keeps, for each origin, the earliest monotonic time
+its next request may start. The spider's loop for one request::
+
+    wait = politeness.wait_for(origin, now)            # 0.0 for an origin never hit
+    wait = clamp_to_deadline(wait, now, deadline)      # None: give up, the deadline wins
+    ... sleep(wait) ...
+    politeness.record_request(origin, clock.now())     # spacing counts from the start
+    ... on 429/503: politeness.push_back(origin, now, parse_retry_after(header, utcnow))
+
+``reserve(origin, now)`` does the first and third steps at once, for callers that let
+several requests to one origin wait concurrently.
 """
 
 from __future__ import annotations
@@ -10,7 +22,104 @@ import email.utils
 import math
 from datetime import UTC, datetime
 
-__all__ = ["parse_retry_after"]
+__all__ = ["Politeness", "clamp_to_deadline", "parse_retry_after"]
+
+
+class Politeness:
+    """Per-origin request spacing for one crawl: delay, Crawl-delay and Retry-After.
+
+    * Spacing of an origin = max(``delay``, its Crawl-delay clamped to
+      ``max_crawl_delay``), counted from the *start* of the previous request.
+    * No wait before the first request to an origin.
+    * A Retry-After pushes that origin's next request out by at most
+      ``max_retry_after`` seconds; it never brings a request forward.
+    * Origins are independent of each other.
+
+    >>> polite = Politeness(1.0)
+    >>> polite.wait_for("https://a.example", now=100.0)
+    0.0
+    >>> polite.record_request("https://a.example", now=100.0)
+    >>> polite.wait_for("https://a.example", now=100.25)
+    0.75
+    """
+
+    __slots__ = ("_crawl_delays", "_delay", "_max_crawl_delay", "_max_retry_after", "_next_at")
+
+    def __init__(
+        self, delay: float, *, max_crawl_delay: float = 10.0, max_retry_after: float = 60.0
+    ) -> None:
+        self._delay = _non_negative(delay)
+        self._max_crawl_delay = _non_negative(max_crawl_delay)
+        self._max_retry_after = _non_negative(max_retry_after)
+        self._crawl_delays: dict[str, float] = {}
+        self._next_at: dict[str, float] = {}
+
+    def set_crawl_delay(self, origin: str, ms: int | None) -> None:
+        """Set the origin's robots.txt Crawl-delay in milliseconds (None: it has none)."""
+        if ms is None:
+            self._crawl_delays.pop(origin, None)
+            return
+        self._crawl_delays[origin] = min(_non_negative(ms / 1000), self._max_crawl_delay)
+
+    def spacing(self, origin: str) -> float:
+        """Return the minimum seconds between the starts of two requests to ``origin``."""
+        return max(self._delay, self._crawl_delays.get(origin, 0.0))
+
+    def ready_at(self, origin: str) -> float:
+        """Return the monotonic time the next request to ``origin`` may start.
+
+        ``-inf`` for an origin not requested yet (no wait before the first request).
+        """
+        return self._next_at.get(origin, -math.inf)
+
+    def wait_for(self, origin: str, now: float) -> float:
+        """Return the seconds to wait at ``now`` before requesting ``origin`` (>= 0)."""
+        return max(0.0, self.ready_at(origin) - now)
+
+    def record_request(self, origin: str, now: float) -> None:
+        """Record that a request to ``origin`` starts at ``now``."""
+        self._push(origin, now + self.spacing(origin))
+
+    def reserve(self, origin: str, now: float) -> float:
+        """Book the next start slot of ``origin``; return the seconds to wait for it.
+
+        The same as :meth:`wait_for` followed by :meth:`record_request` at the booked
+        time, so concurrent callers for one origin get successive slots.
+        """
+        wait = self.wait_for(origin, now)
+        self.record_request(origin, now + wait)
+        return wait
+
+    def push_back(self, origin: str, now: float, seconds: float | None) -> None:
+        """Honour a Retry-After of ``seconds`` (capped) received at ``now``; None: no-op."""
+        if seconds is None or not math.isfinite(seconds) or seconds <= 0:
+            return
+        self._push(origin, now + min(seconds, self._max_retry_after))
+
+    def _push(self, origin: str, when: float) -> None:
+        if when > self._next_at.get(origin, -math.inf):
+            self._next_at[origin] = when
+
+
+def clamp_to_deadline(wait: float, now: float, deadline: float) -> float | None:
+    """Return ``wait`` if the request can still start before ``deadline``, else None.
+
+    None means the wait would reach or pass the deadline (or it has passed already):
+    the caller must not sleep, and stops the crawl. Negative waits count as 0.
+
+    >>> clamp_to_deadline(2.0, now=10.0, deadline=15.0)
+    2.0
+    >>> clamp_to_deadline(6.0, now=10.0, deadline=15.0) is None
+    True
+    """
+    wait = max(0.0, wait)
+    if now + wait >= deadline:
+        return None
+    return wait
+
+
+def _non_negative(value: float) -> float:
+    return value if math.isfinite(value) and value > 0 else 0.0
 
 
 def parse_retry_after(value: str | None, now: datetime) -> float | None:

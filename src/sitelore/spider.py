@@ -23,7 +23,7 @@ import asyncio
 import contextlib
 import dataclasses
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 
 from sitelore.convert import to_document
 from sitelore.errors import (
@@ -97,7 +97,7 @@ class Spider:
         robots: RobotsPolicy,
         clock: Clock,
         limits: Limits | None = None,
-        url_check: UrlCheck = _no_check,
+        url_check: UrlCheck | None = None,
         convert: Callable[[bytes, str, str, str | None], Document] | None = None,
     ) -> None:
         self._fetcher = fetcher
@@ -105,7 +105,7 @@ class Spider:
         self._robots = robots
         self._clock = clock
         self._limits = limits or Limits()
-        self._url_check = url_check
+        self._url_check = url_check or _no_check
         self._convert = convert or _default_convert
 
     def crawl(self, seed: str, options: CrawlOptions) -> CrawlRun:
@@ -139,6 +139,7 @@ class CrawlRun:
         self.summary = CrawlSummary(seed=seed, options=options)
         self._queue: asyncio.Queue[PageOutcome | None] = asyncio.Queue()
         self._task: asyncio.Task[None] | None = None
+        self._closed = False
         self._frontier: Frontier | None = None
 
     async def finish(self) -> CrawlSummary:
@@ -147,25 +148,35 @@ class CrawlRun:
             pass
         return self.summary
 
-    def __aiter__(self) -> AsyncIterator[PageOutcome]:
-        return self._iterate()
+    def __aiter__(self) -> CrawlRun:
+        return self
 
-    async def _iterate(self) -> AsyncIterator[PageOutcome]:
-        if self._task is not None:
-            raise RuntimeError("a CrawlRun can be iterated once")
-        self._task = asyncio.create_task(self._run())
-        try:
-            while True:
-                outcome = await self._queue.get()
-                if outcome is None:
-                    break
-                yield outcome
+    async def __anext__(self) -> PageOutcome:
+        if self._task is None:
+            self._task = asyncio.create_task(self._run())
+        if self._closed:
+            raise StopAsyncIteration
+        outcome = await self._queue.get()
+        if outcome is None:
+            self._closed = True
             await self._task  # re-raises a UsageError from before the first page
-        finally:
-            if not self._task.done():
-                self._task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await self._task
+            raise StopAsyncIteration
+        return outcome
+
+    async def aclose(self) -> None:
+        """Stop the crawl if it is still running; pages stored so far stay stored."""
+        self._closed = True
+        task = self._task
+        if task is not None and not task.done():
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+    async def __aenter__(self) -> CrawlRun:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
 
     async def _run(self) -> None:
         clock = self._spider._clock
@@ -314,7 +325,7 @@ class _Scheduler:
         lock = self._origin_locks.setdefault(key, asyncio.Lock())
         async with lock:  # one request in flight per origin; waiters start in FIFO order
             if self._stopped or not await self._wait_turn(key):
-                frontier.release(item, SkipReason.CAP)
+                frontier.requeue(item)
                 self._run._truncate(_DEADLINE)
                 self._stopped = True
                 return None
@@ -442,8 +453,6 @@ class _Scheduler:
         self, item: QueueItem, final: str, snapshot: Snapshot, document: Document
     ) -> tuple[str, ...]:
         if document.nofollow or snapshot.content_type not in _LINK_TYPES:
-            return ()
-        if item.depth >= self._options.max_depth:
             return ()
         if final != item.url and self._scope.allows(final) is not None:
             log.debug("not following links of %s: redirected out of scope", item.url)

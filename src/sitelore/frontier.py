@@ -1,0 +1,348 @@
+"""The crawl frontier: which URL to fetch next, in BFS order, within the depth and page budgets.
+
+One :class:`Frontier` per crawl holds the queue, the set of URLs already known, the
+page budget and the skip counters. It never fetches, never checks robots.txt, never
+reads a clock and never awaits: the spider asks it what to do and tells it what
+happened.
+
+Life of a URL::
+
+    offer(url, depth) / offer_links(links, depth)     a link was discovered
+        -> skipped: invalid, duplicate, depth, filtered   (counted in ``skipped``)
+        -> admitted: queued at its depth
+    take() -> QueueItem                                the spider may start it now;
+                                                       one page slot is used
+        -> release(item, SkipReason.ROBOTS)             no request was made after all:
+                                                       the slot comes back
+        -> requeue(item)                                not started after all (deadline):
+                                                       back in the queue, slot back
+        -> land(item, final_url, redirects)             the request finished; False when
+                                                       a redirect landed on a URL this
+                                                       crawl already fetched (no 2nd document)
+        -> done(item)                                   the page's links have been offered
+
+Guarantees:
+
+* **BFS start order.** ``take`` never returns a depth-d item while a shallower one is
+  queued, nor while a page at depth d-2 or shallower is still in flight (it could
+  still discover depth d-1 links). So, with any concurrency, every depth-d page is
+  started before any depth d+1 page. ``take`` returns None when nothing may start
+  *now*; :attr:`finished` says whether anything ever will.
+* **Each URL at most once.** URLs are keyed by :func:`~sitelore.urls.normalize_url`;
+  a URL is queued once, and a queued URL that a redirect already landed on is dropped
+  when it reaches the head of the queue.
+* **The seed is always admitted** at depth 0, whatever the scope (the guard and robots
+  still apply; the spider checks them).
+* **Budget.** At most ``max_pages`` items are taken, minus those released. When the
+  budget is spent with URLs still queued, :attr:`truncated` is True,
+  :attr:`truncated_reason` is ``"max_pages"`` and :attr:`unfetched` counts them.
+
+Counting: every offer is counted once, as admitted or under the reason it was
+skipped. The first offer of a URL gets its real reason; later offers of a URL already
+admitted or filtered (or already too deep) count as ``duplicate``. Strings that are not
+valid URLs count as ``invalid`` every time. ``cap`` is the number left unfetched when
+the budget ran out; ``robots`` (and any other reason) comes from :meth:`release`.
+
+Hot path: :meth:`offer_links` normalises each distinct link string once per crawl
+(a per-frontier cache), and tests the known set before depth and scope. Memory per
+queued URL is one string (shared by the queue, the known table and the cache) plus a
+deque slot; depth is implied by which queue holds it.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Final, NamedTuple
+
+from sitelore.errors import InvalidURLError
+from sitelore.models import SkipReason
+from sitelore.urls import normalize_url
+
+if TYPE_CHECKING:
+    from sitelore.models import CrawlOptions
+    from sitelore.urls import Scope
+
+__all__ = ["Frontier", "QueueItem"]
+
+# States in the known table (one small int per URL).
+_QUEUED: Final = 0
+_FETCHED: Final = 1  # taken (requested) or landed on by a redirect
+_REJECTED: Final = 2  # filtered by scope, or released without a request
+
+_TRUNCATED_MAX_PAGES: Final = "max_pages"
+
+
+class QueueItem(NamedTuple):
+    """A URL the spider may fetch: its normalised form and its hops from the seed."""
+
+    url: str
+    depth: int
+
+
+class Frontier:
+    """BFS queue, known-URL table, depth limit and page budget of one crawl.
+
+    >>> from sitelore.models import CrawlOptions
+    >>> from sitelore.urls import Scope
+    >>> options = CrawlOptions(max_pages=10, max_depth=1)
+    >>> frontier = Frontier("https://docs.example.com/", options,
+    ...                     Scope.from_options("https://docs.example.com/", options))
+    >>> seed = frontier.take()
+    >>> frontier.offer_links(["https://docs.example.com/a", "https://other.example/"], 1)
+    1
+    >>> frontier.done(seed)
+    >>> frontier.take()
+    QueueItem(url='https://docs.example.com/a', depth=1)
+    """
+
+    __slots__ = (
+        "_cache",
+        "_counts",
+        "_in_flight",
+        "_known",
+        "_levels",
+        "_max_depth",
+        "_max_pages",
+        "_queued",
+        "_scope",
+        "_taken",
+        "_too_deep",
+        "seed",
+    )
+
+    def __init__(self, seed: str, options: CrawlOptions, scope: Scope) -> None:
+        """Admit ``seed`` at depth 0 (raises InvalidURLError if it is not a crawlable URL)."""
+        self.seed: str = normalize_url(seed)
+        self._scope = scope
+        self._max_depth = options.max_depth
+        self._max_pages = options.max_pages
+        self._cache: dict[str, str | None] = {seed: self.seed}
+        self._known: dict[str, int] = {self.seed: _QUEUED}
+        self._levels: list[deque[str]] = [deque((self.seed,))]
+        self._in_flight: list[int] = [0]
+        self._too_deep: set[str] = set()
+        self._counts: dict[SkipReason, int] = {}
+        self._queued = 1
+        self._taken = 0
+
+    # --- discovering ---------------------------------------------------------------------
+
+    def offer(self, url: str, depth: int) -> SkipReason | None:
+        """Admit one discovered link at ``depth``; return None if queued, else why not.
+
+        Checks, cheapest first: valid URL, not already known, depth within the limit,
+        in scope.
+        """
+        normalized = self._normalized(url)
+        reason = SkipReason.INVALID if normalized is None else self._judge(normalized, depth)
+        if reason is not None:
+            self._counts[reason] = self._counts.get(reason, 0) + 1
+        return reason
+
+    def offer_links(self, links: Iterable[str], depth: int) -> int:
+        """Offer many absolute links found on one page; return how many were queued."""
+        cache = self._cache
+        known = self._known
+        admitted = duplicates = 0
+        for href in links:
+            try:
+                normalized = cache[href]
+            except KeyError:
+                normalized = self._normalized(href)
+            if normalized is None:
+                self._count(SkipReason.INVALID)
+            elif normalized in known:
+                duplicates += 1
+            else:
+                reason = self._judge(normalized, depth)
+                if reason is None:
+                    admitted += 1
+                else:
+                    self._count(reason)
+        if duplicates:
+            self._count(SkipReason.DUPLICATE, duplicates)
+        return admitted
+
+    # --- scheduling ----------------------------------------------------------------------
+
+    def take(self) -> QueueItem | None:
+        """Return the next URL to fetch and use one page slot, or None if none may start now.
+
+        None means: the queue is empty, the page budget is spent, or the next URL must
+        wait for shallower pages still in flight (BFS order). Call again after a
+        :meth:`done` or :meth:`release`; :attr:`finished` tells when to stop.
+        """
+        if self._taken >= self._max_pages:
+            return None
+        for depth, level in enumerate(self._levels):
+            while level and self._known.get(level[0]) != _QUEUED:
+                level.popleft()  # a redirect already landed on it, or it was released
+            if not level:
+                continue
+            if any(self._in_flight[: max(0, depth - 1)]):
+                return None
+            url = level.popleft()
+            self._known[url] = _FETCHED
+            self._queued -= 1
+            self._taken += 1
+            self._in_flight[depth] += 1
+            return QueueItem(url, depth)
+        return None
+
+    def release(self, item: QueueItem, reason: SkipReason = SkipReason.ROBOTS) -> None:
+        """Record that ``item`` was skipped without a request; its page slot comes back."""
+        self._known[item.url] = _REJECTED
+        self._taken -= 1
+        self._in_flight[item.depth] -= 1
+        self._count(reason)
+
+    def requeue(self, item: QueueItem) -> None:
+        """Put ``item`` back at the head of its depth unfetched; its page slot comes back.
+
+        For an item taken but not started (the deadline came first, the worker is
+        shutting down): it counts in :attr:`unfetched` again, not in ``skipped``.
+        """
+        self._known[item.url] = _QUEUED
+        self._levels[item.depth].appendleft(item.url)
+        self._queued += 1
+        self._taken -= 1
+        self._in_flight[item.depth] -= 1
+
+    def land(self, item: QueueItem, final_url: str, redirects: Iterable[str] = ()) -> bool:
+        """Record where the request for ``item`` ended; False if that page was already fetched.
+
+        ``final_url`` is the URL of the final response and ``redirects`` the URLs
+        requested before it. Every one of them counts as fetched from now on (so a
+        queued copy is dropped). Returns False when ``final_url`` is a different URL
+        that this crawl already fetched or started: the caller must not produce a
+        second document for it.
+        """
+        for hop in redirects:
+            self._mark_fetched(hop)
+        final = self._normalized(final_url)
+        if final is None or final == item.url:
+            return True
+        return self._mark_fetched(final)
+
+    def done(self, item: QueueItem) -> None:
+        """Record that ``item`` is finished and its links have been offered."""
+        self._in_flight[item.depth] -= 1
+
+    # --- questions -----------------------------------------------------------------------
+
+    def already_fetched(self, url: str) -> bool:
+        """Return True if ``url`` was taken, or a redirect landed on it, in this crawl."""
+        normalized = self._normalized(url)
+        return normalized is not None and self._known.get(normalized) == _FETCHED
+
+    def seen(self, url: str) -> bool:
+        """Return True if ``url`` is known: queued, fetched, filtered or released."""
+        normalized = self._normalized(url)
+        return normalized is not None and normalized in self._known
+
+    @property
+    def in_flight(self) -> int:
+        """Items taken and not yet done or released."""
+        return sum(self._in_flight)
+
+    @property
+    def pending(self) -> int:
+        """URLs queued and not yet taken."""
+        return self._queued
+
+    @property
+    def budget_left(self) -> int:
+        """Page slots not yet used (released slots come back)."""
+        return max(0, self._max_pages - self._taken)
+
+    @property
+    def finished(self) -> bool:
+        """True when no item will ever be taken again: nothing in flight, nothing startable."""
+        return self.in_flight == 0 and (self._queued == 0 or self._taken >= self._max_pages)
+
+    @property
+    def truncated(self) -> bool:
+        """True when the page budget is spent and URLs are still queued."""
+        return self._taken >= self._max_pages and self._queued > 0
+
+    @property
+    def truncated_reason(self) -> str | None:
+        """``"max_pages"`` when :attr:`truncated`, else None."""
+        return _TRUNCATED_MAX_PAGES if self.truncated else None
+
+    @property
+    def unfetched(self) -> int:
+        """Admitted URLs never taken (meaningful once the crawl stops)."""
+        return self._queued
+
+    @property
+    def skipped(self) -> dict[str, int]:
+        """Skips by reason (``SkipReason`` values as keys; zero counts left out)."""
+        out = {str(reason): count for reason, count in self._counts.items() if count}
+        if self.truncated:
+            out[str(SkipReason.CAP)] = self._queued
+        return out
+
+    def __repr__(self) -> str:
+        return (
+            f"<Frontier seed={self.seed!r} pending={self._queued} in_flight={self.in_flight} "
+            f"taken={self._taken}/{self._max_pages} skipped={self.skipped}>"
+        )
+
+    # --- internals -----------------------------------------------------------------------
+
+    def _normalized(self, url: str) -> str | None:
+        """``normalize_url`` through the per-crawl cache; None for an invalid URL."""
+        cache = self._cache
+        if url in cache:
+            return cache[url]
+        try:
+            normalized: str | None = normalize_url(url)
+        except InvalidURLError:
+            normalized = None
+        else:
+            if normalized == url:
+                normalized = url  # share one string object between cache, table and queue
+        cache[url] = normalized
+        return normalized
+
+    def _judge(self, url: str, depth: int) -> SkipReason | None:
+        """Admit a valid normalised URL, or return why not (the caller counts it)."""
+        if url in self._known:
+            return SkipReason.DUPLICATE
+        if depth > self._max_depth:
+            if url in self._too_deep:
+                return SkipReason.DUPLICATE
+            self._too_deep.add(url)
+            return SkipReason.DEPTH
+        if self._scope.allows_normalized(url) is not None:
+            self._known[url] = _REJECTED
+            return SkipReason.FILTERED
+        self._too_deep.discard(url)
+        self._known[url] = _QUEUED
+        self._enqueue(url, depth)
+        return None
+
+    def _enqueue(self, url: str, depth: int) -> None:
+        levels = self._levels
+        while len(levels) <= depth:
+            levels.append(deque())
+            self._in_flight.append(0)
+        levels[depth].append(url)
+        self._queued += 1
+
+    def _mark_fetched(self, url: str) -> bool:
+        normalized = self._normalized(url)
+        if normalized is None:
+            return True
+        state = self._known.get(normalized)
+        if state == _FETCHED:
+            return False
+        if state == _QUEUED:
+            self._queued -= 1
+        self._known[normalized] = _FETCHED
+        return True
+
+    def _count(self, reason: SkipReason, n: int = 1) -> None:
+        self._counts[reason] = self._counts.get(reason, 0) + n

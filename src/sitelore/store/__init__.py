@@ -1,0 +1,71 @@
+"""Open the document store that a location string names.
+
+::
+
+    open_store("sitelore.db")                  # a file path (relative to the cwd)
+    open_store("~/data/sitelore.db")           # ~ is expanded
+    open_store("sqlite:///sitelore.db")        # SQLAlchemy form: relative path
+    open_store("sqlite:////var/lib/s.db")      # four slashes: absolute path
+    open_store(":memory:")                     # also "sqlite://": private, in memory
+    open_store("postgresql://...")             # ConfigError: not available yet
+
+The ``sqlite://`` forms follow SQLAlchemy, the convention Python users meet first;
+the path part is percent-decoded. A missing parent directory is created.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import unquote
+
+from sitelore.errors import ConfigError
+from sitelore.ports import Store
+from sitelore.store.sqlite import MEMORY, SCHEMA_VERSION, SQLiteStore, content_hash, document_id
+
+__all__ = [
+    "MEMORY",
+    "SCHEMA_VERSION",
+    "SQLiteStore",
+    "content_hash",
+    "document_id",
+    "open_store",
+]
+
+_POSTGRES_SCHEMES = frozenset({"postgresql", "postgres"})
+
+
+def open_store(location: str) -> Store:
+    """Open (creating and migrating as needed) the store at ``location``.
+
+    Raises ``ConfigError`` for a location this sitelore cannot serve and
+    ``StoreError`` when the database itself cannot be used.
+    """
+    return SQLiteStore(_sqlite_location(location))
+
+
+def _sqlite_location(location: str) -> str:
+    """The SQLite path (or ``:memory:``) that ``location`` names."""
+    text = location.strip()
+    if not text:
+        raise ConfigError("store location is empty; give a file path or a sqlite:/// URL")
+    if "://" not in text:
+        return text
+    scheme, _, rest = text.partition("://")
+    # The base scheme only: "postgresql+psycopg" is still PostgreSQL.
+    base = scheme.split("+", 1)[0].lower()
+    if base in _POSTGRES_SCHEMES:
+        # Never echo the URL: it may carry a password.
+        raise ConfigError(
+            "PostgreSQL stores are not available yet; use a SQLite path or sqlite:/// URL"
+        )
+    if base != "sqlite":
+        raise ConfigError(f"store scheme {scheme!r} is not supported; use a path or sqlite:///")
+    if "?" in rest or "#" in rest:
+        raise ConfigError(f"store URL {text!r}: query and fragment parts are not supported")
+    if rest == "":
+        return MEMORY
+    if not rest.startswith("/"):
+        raise ConfigError(
+            f"store URL {text!r} has a host part; use sqlite:///relative or sqlite:////absolute"
+        )
+    path = unquote(rest[1:])
+    return path or MEMORY

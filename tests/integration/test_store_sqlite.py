@@ -1,0 +1,599 @@
+"""The SQLite store against real database files: upserts, search, migrations, failures."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import sqlite3
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+from sitelore.errors import ConfigError, SchemaVersionError, StoreError
+from sitelore.models import Document, FetchMeta
+from sitelore.ports import Store
+from sitelore.store import (
+    MEMORY,
+    SCHEMA_VERSION,
+    SQLiteStore,
+    content_hash,
+    document_id,
+    open_store,
+)
+
+_T0 = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+class _TickClock:
+    """Each call to ``now`` is one second later than the previous one."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def now(self) -> datetime:
+        self.calls += 1
+        return _T0 + timedelta(seconds=self.calls)
+
+
+def _doc(url: str, title: str = "A page", markdown: str = "Some body text.") -> Document:
+    return Document(url=url, title=title, markdown=markdown)
+
+
+def _meta(status: int = 200, etag: str | None = None, fetched_at: datetime = _T0) -> FetchMeta:
+    return FetchMeta(status=status, content_type="text/html", fetched_at=fetched_at, etag=etag)
+
+
+def _raw(path: Path) -> sqlite3.Connection:
+    """A second, independent connection to the store's file."""
+    return sqlite3.connect(path, isolation_level=None)
+
+
+def _fts_blocks(path: Path) -> list[tuple[int, bytes]]:
+    """Every block of the FTS5 index; any write to the index changes this list."""
+    with contextlib.closing(_raw(path)) as conn:
+        return [
+            (int(row[0]), bytes(row[1]))
+            for row in conn.execute("SELECT id, block FROM documents_fts_data ORDER BY id")
+        ]
+
+
+@pytest.fixture
+def db_path(tmp_path: Path) -> Path:
+    return tmp_path / "store.db"
+
+
+@pytest.fixture
+async def store(db_path: Path) -> AsyncIterator[SQLiteStore]:
+    opened = SQLiteStore(db_path, now=_TickClock().now)
+    yield opened
+    await opened.close()
+
+
+# -- upsert ------------------------------------------------------------------------------
+
+
+async def test_upsert_new_document_is_created_with_an_id_derived_from_the_url(
+    store: SQLiteStore,
+) -> None:
+    result = await store.upsert(_doc("https://a.test/x", "Title", "Body"), _meta(etag='"v1"'))
+
+    assert result.created
+    assert result.changed
+    assert result.id == document_id("https://a.test/x")
+    assert len(result.id) == 16
+    assert int(result.id, 16) >= 0
+    stored = await store.get(result.id)
+    assert stored is not None
+    assert (stored.url, stored.title, stored.markdown) == ("https://a.test/x", "Title", "Body")
+    assert stored.content_hash == content_hash("Title", "Body")
+    assert stored.etag == '"v1"'
+    assert stored.status == 200
+    assert stored.created_at == stored.updated_at
+
+
+async def test_upsert_same_content_updates_fetch_metadata_only_and_leaves_the_index(
+    store: SQLiteStore, db_path: Path
+) -> None:
+    first = await store.upsert(_doc("https://a.test/x"), _meta(etag='"v1"'))
+    before = await store.get(first.id)
+    blocks = _fts_blocks(db_path)
+
+    later = _T0 + timedelta(days=1)
+    again = await store.upsert(
+        _doc("https://a.test/x"), _meta(status=203, etag='"v2"', fetched_at=later)
+    )
+
+    assert again.id == first.id
+    assert not again.created
+    assert not again.changed
+    assert _fts_blocks(db_path) == blocks
+    after = await store.get(first.id)
+    assert before is not None
+    assert after is not None
+    assert (after.etag, after.status, after.fetched_at) == ('"v2"', 203, later)
+    assert after.updated_at == before.updated_at
+    assert after.created_at == before.created_at
+
+
+async def test_upsert_changed_content_keeps_the_id_and_reindexes(
+    store: SQLiteStore, db_path: Path
+) -> None:
+    first = await store.upsert(_doc("https://a.test/x", "Old", "walrus"), _meta())
+    blocks = _fts_blocks(db_path)
+
+    again = await store.upsert(_doc("https://a.test/x", "New", "pelican"), _meta())
+
+    assert again.id == first.id
+    assert not again.created
+    assert again.changed
+    assert _fts_blocks(db_path) != blocks
+    assert await store.search("walrus") == []
+    assert [hit.id for hit in await store.search("pelican")] == [first.id]
+    assert await store.count() == 1
+    stored = await store.get(first.id)
+    assert stored is not None
+    assert stored.updated_at > stored.created_at
+
+
+async def test_upsert_keeps_an_existing_row_id_even_if_it_was_made_differently(
+    store: SQLiteStore, db_path: Path
+) -> None:
+    await store.upsert(_doc("https://a.test/x"), _meta())
+    with contextlib.closing(_raw(db_path)) as conn:
+        conn.execute("UPDATE documents SET id = 'legacy-id' WHERE url = 'https://a.test/x'")
+
+    result = await store.upsert(_doc("https://a.test/x", markdown="changed"), _meta())
+
+    assert result.id == "legacy-id"
+
+
+async def test_datetimes_are_stored_in_utc_and_returned_timezone_aware(
+    store: SQLiteStore,
+) -> None:
+    plus_two = timezone(timedelta(hours=2))
+    aware = datetime(2026, 3, 1, 14, 0, tzinfo=plus_two)
+    result = await store.upsert(_doc("https://a.test/aware"), _meta(fetched_at=aware))
+    naive = datetime(2026, 3, 1, 12, 0)  # noqa: DTZ001 - naive input is read as UTC
+    naive_result = await store.upsert(_doc("https://a.test/naive"), _meta(fetched_at=naive))
+
+    stored = await store.get(result.id)
+    naive_stored = await store.get(naive_result.id)
+    assert stored is not None
+    assert naive_stored is not None
+    assert stored.fetched_at == aware
+    assert stored.fetched_at.tzinfo is not None
+    assert stored.fetched_at.utcoffset() == timedelta(0)
+    assert naive_stored.fetched_at == datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
+    assert stored.created_at.tzinfo is not None
+
+
+# -- failures leave nothing half-written -------------------------------------------------
+
+
+async def test_a_failed_insert_leaves_the_store_unchanged_and_usable(
+    store: SQLiteStore, db_path: Path
+) -> None:
+    await store.upsert(_doc("https://a.test/keep", "Keep", "kept body"), _meta())
+    with contextlib.closing(_raw(db_path)) as conn:
+        conn.execute(
+            "CREATE TRIGGER fail_insert AFTER INSERT ON documents "
+            "WHEN new.url LIKE '%boom%' BEGIN SELECT RAISE(ABORT, 'injected'); END"
+        )
+    blocks = _fts_blocks(db_path)
+
+    with pytest.raises(StoreError, match="injected"):
+        await store.upsert(_doc("https://a.test/boom", "Boom", "exploding body"), _meta())
+
+    assert await store.count() == 1
+    assert await store.get("https://a.test/boom") is None
+    assert await store.search("exploding") == []
+    assert _fts_blocks(db_path) == blocks
+    ok = await store.upsert(_doc("https://a.test/after"), _meta())
+    assert ok.created
+
+
+async def test_a_failed_update_keeps_the_previous_version_searchable(
+    store: SQLiteStore, db_path: Path
+) -> None:
+    first = await store.upsert(_doc("https://a.test/x", "Old", "walrus"), _meta())
+    with contextlib.closing(_raw(db_path)) as conn:
+        conn.execute(
+            "CREATE TRIGGER fail_update AFTER UPDATE ON documents "
+            "BEGIN SELECT RAISE(ABORT, 'injected'); END"
+        )
+
+    with pytest.raises(StoreError):
+        await store.upsert(_doc("https://a.test/x", "New", "pelican"), _meta())
+
+    stored = await store.get(first.id)
+    assert stored is not None
+    assert (stored.title, stored.markdown) == ("Old", "walrus")
+    assert [hit.id for hit in await store.search("walrus")] == [first.id]
+    assert await store.search("pelican") == []
+
+
+async def test_text_that_cannot_be_encoded_raises_store_error_and_writes_nothing(
+    store: SQLiteStore,
+) -> None:
+    with pytest.raises(StoreError, match="invalid text"):
+        await store.upsert(_doc("https://a.test/x", "bad \ud800 title"), _meta())
+
+    assert await store.count() == 0
+
+
+# -- search ------------------------------------------------------------------------------
+
+
+async def test_a_title_hit_outranks_a_body_hit(store: SQLiteStore) -> None:
+    for i in range(3):
+        await store.upsert(_doc(f"https://a.test/other{i}", "Other", "nothing to see"), _meta())
+    # Unweighted BM25 ranks the short body hit first (the long filler body dilutes the
+    # title hit); the title weight must reverse that.
+    body = await store.upsert(
+        _doc("https://a.test/body", "Unrelated notes", "The crawler visits pages."),
+        _meta(),
+    )
+    filler = " ".join(f"filler{i}" for i in range(60))
+    title = await store.upsert(_doc("https://a.test/title", "Crawler guide", filler), _meta())
+
+    hits = await store.search("crawler")
+
+    assert [hit.id for hit in hits] == [title.id, body.id]
+    assert hits[0].score < hits[1].score
+    assert hits[0].url == "https://a.test/title"
+    assert hits[0].title == "Crawler guide"
+
+
+async def test_the_snippet_marks_the_matched_term(store: SQLiteStore) -> None:
+    filler = " ".join(f"word{i}" for i in range(200))
+    await store.upsert(
+        _doc("https://a.test/x", "Title", f"{filler} the robots file {filler}"), _meta()
+    )
+
+    (hit,) = await store.search("robots")
+
+    assert "**robots**" in hit.snippet
+    assert len(hit.snippet) < 300
+
+
+async def test_every_word_of_the_query_must_match(store: SQLiteStore) -> None:
+    both = await store.upsert(_doc("https://a.test/1", markdown="alpha beta"), _meta())
+    await store.upsert(_doc("https://a.test/2", markdown="alpha gamma"), _meta())
+
+    assert [hit.id for hit in await store.search("alpha beta")] == [both.id]
+
+
+@pytest.mark.parametrize(
+    ("stored", "query"),
+    [
+        ("we are running the crawler", "run"),
+        ("a café on the corner", "cafe"),
+        ("a cafe on the corner", "CAFÉ"),
+        ("Straße und Weg", "straße"),
+        ("Tiếng Việt", "viet"),
+    ],
+)
+async def test_search_stems_and_folds_case_and_accents(
+    store: SQLiteStore, stored: str, query: str
+) -> None:
+    result = await store.upsert(_doc("https://a.test/x", markdown=stored), _meta())
+
+    assert [hit.id for hit in await store.search(query)] == [result.id]
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "NOT",
+        "NOT alpha",
+        "alpha NOT",
+        '"',
+        '"alpha',
+        'al"pha',
+        "a OR",
+        "OR",
+        "AND",
+        "*",
+        "alpha*",
+        "title:x",
+        "markdown:alpha",
+        "{title}: alpha",
+        "(",
+        ")",
+        "(alpha",
+        "NEAR(a b)",
+        "NEAR",
+        "-x",
+        "-",
+        "^alpha",
+        "+",
+        ":",
+        "alpha\0beta",
+        "\0",
+        "\ud800",
+        "日本語のテキスト",
+        "émoji 🕷️",
+        "' ; DROP TABLE documents; --",
+        "a" * 5000,
+    ],
+)
+async def test_hostile_queries_never_raise(store: SQLiteStore, query: str) -> None:
+    await store.upsert(_doc("https://a.test/x", "Alpha", "alpha beta x title"), _meta())
+
+    hits = await store.search(query)
+
+    assert isinstance(hits, list)
+    assert await store.count() == 1
+
+
+async def test_operator_words_are_searched_as_plain_words(store: SQLiteStore) -> None:
+    hit = await store.upsert(_doc("https://a.test/x", markdown="to be or not to be"), _meta())
+    await store.upsert(_doc("https://a.test/y", markdown="something else"), _meta())
+
+    assert [h.id for h in await store.search("not")] == [hit.id]
+    assert [h.id for h in await store.search("or NOT")] == [hit.id]
+
+
+@pytest.mark.parametrize("query", ["", " ", "\t\n", "   \u3000"])
+async def test_a_blank_query_finds_nothing(store: SQLiteStore, query: str) -> None:
+    await store.upsert(_doc("https://a.test/x"), _meta())
+
+    assert await store.search(query) == []
+
+
+async def test_search_honours_the_limit(store: SQLiteStore) -> None:
+    for i in range(5):
+        await store.upsert(_doc(f"https://a.test/{i}", markdown="common"), _meta())
+
+    assert len(await store.search("common", limit=3)) == 3
+    assert await store.search("common", limit=0) == []
+    with pytest.raises(ValueError, match="limit"):
+        await store.search("common", limit=-1)
+
+
+# -- get, list, delete, count ------------------------------------------------------------
+
+
+async def test_get_finds_by_id_or_url_and_returns_none_when_missing(store: SQLiteStore) -> None:
+    result = await store.upsert(_doc("https://a.test/x"), _meta())
+
+    by_id = await store.get(result.id)
+    by_url = await store.get("https://a.test/x")
+
+    assert by_id is not None
+    assert by_id == by_url
+    assert await store.get("0123456789abcdef") is None
+    assert await store.get("https://a.test/missing") is None
+
+
+async def test_list_pages_most_recently_updated_first(store: SQLiteStore) -> None:
+    ids = [(await store.upsert(_doc(f"https://a.test/{i}"), _meta())).id for i in range(5)]
+    # Changing the oldest document makes it the most recently updated.
+    await store.upsert(_doc("https://a.test/0", markdown="new text"), _meta())
+    # An unchanged re-fetch does not move a document.
+    await store.upsert(_doc("https://a.test/1"), _meta())
+    expected = [ids[0], ids[4], ids[3], ids[2], ids[1]]
+
+    first = await store.list(limit=2)
+    second = await store.list(limit=2, offset=2)
+    rest = await store.list(limit=10, offset=4)
+
+    assert [d.id for d in first + second + rest] == expected
+    assert await store.list(limit=10, offset=5) == []
+    assert await store.list(limit=0) == []
+    with pytest.raises(ValueError, match="offset"):
+        await store.list(offset=-1)
+
+
+async def test_delete_by_id_or_url_removes_the_document_and_its_index_entry(
+    store: SQLiteStore,
+) -> None:
+    one = await store.upsert(_doc("https://a.test/1", markdown="walrus"), _meta())
+    await store.upsert(_doc("https://a.test/2", markdown="walrus"), _meta())
+
+    assert await store.delete(one.id) is True
+    assert await store.delete("https://a.test/2") is True
+    assert await store.delete(one.id) is False
+
+    assert await store.count() == 0
+    assert await store.search("walrus") == []
+    assert await store.get(one.id) is None
+
+
+async def test_count_counts_documents_not_upserts(store: SQLiteStore) -> None:
+    assert await store.count() == 0
+    await store.upsert(_doc("https://a.test/1"), _meta())
+    await store.upsert(_doc("https://a.test/1"), _meta())
+    await store.upsert(_doc("https://a.test/2"), _meta())
+
+    assert await store.count() == 2
+
+
+# -- files, versions, lifecycle ----------------------------------------------------------
+
+
+async def test_a_new_file_is_migrated_to_the_current_version_in_wal_mode(db_path: Path) -> None:
+    store = SQLiteStore(db_path)
+    await store.close()
+
+    with contextlib.closing(_raw(db_path)) as conn:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        names = {row[0] for row in conn.execute("SELECT name FROM sqlite_master")}
+    assert {"documents", "documents_fts", "documents_ai", "documents_ad", "documents_au"} <= names
+
+
+@pytest.fixture
+def empty_file(db_path: Path) -> Path:
+    db_path.write_bytes(b"")
+    return db_path
+
+
+async def test_an_empty_existing_file_is_migrated(empty_file: Path) -> None:
+    store = SQLiteStore(empty_file)
+    try:
+        assert await store.count() == 0
+    finally:
+        await store.close()
+
+
+async def test_reopening_keeps_documents_and_the_index(db_path: Path) -> None:
+    store = SQLiteStore(db_path)
+    result = await store.upsert(_doc("https://a.test/x", "Kept", "persistent walrus"), _meta())
+    await store.close()
+
+    reopened = SQLiteStore(db_path)
+    try:
+        assert await reopened.count() == 1
+        assert [hit.id for hit in await reopened.search("walrus")] == [result.id]
+        again = await reopened.upsert(
+            _doc("https://a.test/x", "Kept", "persistent walrus"), _meta()
+        )
+        assert not again.created
+        assert not again.changed
+    finally:
+        await reopened.close()
+
+
+async def test_two_stores_on_one_file_see_each_others_writes(db_path: Path) -> None:
+    writer = SQLiteStore(db_path)
+    reader = SQLiteStore(db_path)
+    try:
+        await writer.upsert(_doc("https://a.test/x", markdown="shared walrus"), _meta())
+        assert len(await reader.search("walrus")) == 1
+    finally:
+        await writer.close()
+        await reader.close()
+
+
+def test_a_newer_schema_version_is_refused_and_left_untouched(db_path: Path) -> None:
+    with contextlib.closing(_raw(db_path)) as conn:
+        conn.execute("CREATE TABLE future (x)")
+        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+    before = db_path.read_bytes()
+
+    with pytest.raises(SchemaVersionError, match="newer") as caught:
+        SQLiteStore(db_path)
+
+    assert str(db_path) in str(caught.value)
+    assert db_path.read_bytes() == before
+
+
+def test_a_file_that_is_not_sqlite_raises_store_error_naming_the_path(
+    db_path: Path,
+) -> None:
+    junk = b"this is not a database, just some text\n" * 200
+    db_path.write_bytes(junk)
+
+    with pytest.raises(StoreError) as caught:
+        SQLiteStore(db_path)
+
+    assert not isinstance(caught.value, SchemaVersionError)
+    assert str(db_path) in str(caught.value)
+    assert db_path.read_bytes() == junk
+
+
+def test_a_directory_in_the_way_raises_store_error(tmp_path: Path) -> None:
+    with pytest.raises(StoreError, match=str(tmp_path)):
+        SQLiteStore(tmp_path)
+
+
+async def test_close_is_idempotent_and_later_calls_raise_store_error(db_path: Path) -> None:
+    store = SQLiteStore(db_path)
+    await store.close()
+    await store.close()
+
+    assert "closed" in repr(store)
+    with pytest.raises(StoreError, match="closed"):
+        await store.count()
+    with pytest.raises(StoreError, match="closed"):
+        await store.upsert(_doc("https://a.test/x"), _meta())
+
+
+async def test_a_memory_store_works_and_is_private(db_path: Path) -> None:
+    one = SQLiteStore(MEMORY)
+    two = SQLiteStore(MEMORY)
+    try:
+        await one.upsert(_doc("https://a.test/x", markdown="walrus"), _meta())
+        assert len(await one.search("walrus")) == 1
+        assert await two.count() == 0
+    finally:
+        await one.close()
+        await two.close()
+
+
+# -- open_store --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("location", "relative_file"),
+    [
+        ("{tmp}/plain.db", "plain.db"),
+        ("{tmp}/made/on/demand/nested.db", "made/on/demand/nested.db"),
+        ("sqlite:///{tmp}/url.db", "url.db"),
+        ("sqlite:///{tmp}/with%20space.db", "with space.db"),
+        ("relative.db", "relative.db"),
+        ("sqlite:///relative-url.db", "relative-url.db"),
+    ],
+)
+async def test_open_store_accepts_paths_and_sqlite_urls(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, location: str, relative_file: str
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    # "sqlite:///" + an absolute path gives the SQLAlchemy four-slash form.
+    store: Store = open_store(location.format(tmp=tmp_path))
+    try:
+        await store.upsert(_doc("https://a.test/x"), _meta())
+    finally:
+        await store.close()
+
+    assert (tmp_path / relative_file).is_file()
+
+
+@pytest.mark.parametrize("location", [":memory:", "sqlite://", "sqlite:///:memory:"])
+async def test_open_store_memory_forms(location: str) -> None:
+    store = open_store(location)
+    try:
+        assert isinstance(store, SQLiteStore)
+        assert store.location == MEMORY
+        await store.upsert(_doc("https://a.test/x"), _meta())
+        assert await store.count() == 1
+    finally:
+        await store.close()
+
+
+@pytest.mark.parametrize(
+    "location",
+    [
+        "postgresql://user:secret@db.example/sitelore",
+        "postgres://user:secret@db.example/sitelore",
+        "postgresql+psycopg://user:secret@db.example/sitelore",
+    ],
+)
+def test_open_store_postgresql_is_not_available_yet_and_hides_the_password(
+    location: str,
+) -> None:
+    with pytest.raises(ConfigError, match="not available yet") as caught:
+        open_store(location)
+
+    assert "secret" not in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    "location",
+    ["", "   ", "mysql://db/x", "sqlite://host/x.db", "sqlite:///x.db?mode=ro"],
+)
+def test_open_store_refuses_locations_it_cannot_serve(location: str) -> None:
+    with pytest.raises(ConfigError):
+        open_store(location)
+
+
+def test_the_store_satisfies_the_port() -> None:
+    def accepts(store: Store) -> Store:
+        return store
+
+    store = SQLiteStore(MEMORY)
+    assert accepts(store) is store
+    asyncio.run(store.close())

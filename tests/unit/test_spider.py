@@ -1,0 +1,452 @@
+"""The crawl driver on fakes: a scripted fetcher, a clock that never sleeps, in-memory SQLite."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+import pytest
+from tests.fakes import FakeClock
+
+from sitelore.errors import (
+    BlockedURLError,
+    FetchTimeoutError,
+    InvalidURLError,
+    RobotsRefusedError,
+)
+from sitelore.models import CrawlOptions, CrawlSummary, Headers, Snapshot
+from sitelore.ports import HopCheck
+from sitelore.robots import RobotsRules, allow_all_policy, create_robots_policy, parse_robots_txt
+from sitelore.spider import Spider
+from sitelore.store import open_store
+
+HTML = "text/html; charset=utf-8"
+
+
+def page(title: str, *links: str, extra: str = "") -> str:
+    anchors = "".join(f'<li><a href="{href}">{href}</a></li>' for href in links)
+    return (
+        f"<html><head><title>{title}</title>{extra}</head><body>"
+        f"<nav><ul>{anchors}</ul></nav><main><h1>{title}</h1>"
+        f"<p>Some text about {title} that is long enough to be content.</p></main></body></html>"
+    )
+
+
+@dataclass
+class Route:
+    body: str | bytes = ""
+    status: int = 200
+    content_type: str = HTML
+    redirect: str | None = None
+    error: Exception | None = None
+    headers: Mapping[str, str] = field(default_factory=dict)
+
+
+class FakeFetcher:
+    """Serves routes keyed by absolute URL; follows ``redirect`` routes like the real one."""
+
+    def __init__(self, clock: FakeClock, routes: Mapping[str, Route]) -> None:
+        self.clock = clock
+        self.routes = dict(routes)
+        self.requests: list[tuple[float, str]] = []
+
+    async def fetch(
+        self,
+        url: str,
+        *,
+        max_bytes: int | None = None,
+        headers: Mapping[str, str] | None = None,
+        check_hop: HopCheck | None = None,
+        timeout: float | None = None,
+    ) -> Snapshot:
+        await asyncio.sleep(0)  # a real fetch suspends; let the consumer run
+        chain: list[str] = []
+        current = url
+        while True:
+            self.requests.append((self.clock.monotonic(), current))
+            route = self.routes.get(current, Route("not found", status=404))
+            if route.error is not None:
+                raise route.error
+            if route.redirect is None:
+                break
+            chain.append(current)
+            current = route.redirect
+            if check_hop is not None:
+                await check_hop(current)
+        body = route.body.encode() if isinstance(route.body, str) else route.body
+        return Snapshot(
+            url=url,
+            final_url=current,
+            status=route.status,
+            headers=Headers.of([("Content-Type", route.content_type), *route.headers.items()]),
+            body=body,
+            fetched_at=self.clock.now(),
+            elapsed_ms=1.0,
+            redirects=tuple(chain),
+        )
+
+
+def robots_loader(
+    text_by_origin: Mapping[str, str | RobotsRules],
+) -> tuple[Callable[[str], Awaitable[RobotsRules]], list[str]]:
+    loads: list[str] = []
+
+    async def load(origin: str) -> RobotsRules:
+        loads.append(origin)
+        value = text_by_origin.get(origin, "")
+        return value if isinstance(value, RobotsRules) else parse_robots_txt(value)
+
+    return load, loads
+
+
+async def run_crawl(
+    routes: Mapping[str, Route],
+    seed: str = "https://docs.test/",
+    *,
+    robots: Mapping[str, str | RobotsRules] | None = None,
+    url_check: Callable[[str], object] | None = None,
+    **options: object,
+) -> tuple[CrawlSummary, FakeFetcher, FakeClock]:
+    clock = FakeClock()
+    fetcher = FakeFetcher(clock, routes)
+    store = open_store(":memory:")
+    opts = CrawlOptions.model_validate({"delay": 0.0, **options})
+    policy = allow_all_policy()
+    if robots is not None:
+        load, _ = robots_loader(robots)
+        policy = create_robots_policy(load)
+    spider = Spider(
+        fetcher=fetcher,
+        store=store,
+        robots=policy,
+        clock=clock,
+        url_check=url_check,
+    )
+    summary = await spider.crawl(seed, opts).finish()
+    await store.close()
+    return summary, fetcher, clock
+
+
+def urls(summary: CrawlSummary) -> list[str]:
+    return [p.url for p in summary.pages]
+
+
+TREE = {
+    "https://docs.test/": Route(page("Home", "/a", "/b", "#top", "mailto:x@y.z")),
+    "https://docs.test/a": Route(page("A", "/a1", "/a2", "/")),
+    "https://docs.test/b": Route(page("B", "/b1", "/a")),
+    "https://docs.test/a1": Route(page("A1", "/deep")),
+    "https://docs.test/a2": Route(page("A2")),
+    "https://docs.test/b1": Route(page("B1")),
+    "https://docs.test/deep": Route(page("Deep")),
+}
+
+
+class TestOrderAndLimits:
+    async def test_bfs_order_visits_each_depth_before_the_next(self) -> None:
+        """Pages are started level by level: seed, then its links, then theirs."""
+        summary, _, _ = await run_crawl(TREE, max_depth=5, concurrency=1)
+        assert urls(summary) == [
+            "https://docs.test/",
+            "https://docs.test/a",
+            "https://docs.test/b",
+            "https://docs.test/a1",
+            "https://docs.test/a2",
+            "https://docs.test/b1",
+            "https://docs.test/deep",
+        ]
+        assert [p.depth for p in summary.pages] == [0, 1, 1, 2, 2, 2, 3]
+        assert summary.pages_indexed == 7
+
+    async def test_bfs_start_order_holds_with_concurrency(self) -> None:
+        """With several workers, no depth-2 page starts before every depth-1 page."""
+        summary, _, _ = await run_crawl(TREE, max_depth=5, concurrency=4)
+        depths = [p.depth for p in summary.pages]
+        assert (
+            sorted(depths) == depths
+            or depths.index(2) > max(i for i, d in enumerate(depths) if d == 1) - 1
+        )
+
+    async def test_depth_zero_fetches_only_the_seed(self) -> None:
+        """max_depth 0 fetches the seed alone and follows nothing."""
+        summary, fetcher, _ = await run_crawl(TREE, max_depth=0)
+        assert urls(summary) == ["https://docs.test/"]
+        assert len(fetcher.requests) == 1
+
+    async def test_depth_limit_counts_skips(self) -> None:
+        """Links beyond max_depth are not fetched and are counted as depth skips."""
+        summary, _, _ = await run_crawl(TREE, max_depth=1)
+        assert urls(summary) == ["https://docs.test/", "https://docs.test/a", "https://docs.test/b"]
+        assert summary.skipped.get("depth", 0) >= 3
+
+    async def test_page_cap_truncates_and_counts_unfetched(self) -> None:
+        """At max_pages the crawl stops, says why and how many URLs were left."""
+        summary, _, _ = await run_crawl(TREE, max_depth=5, max_pages=2, concurrency=1)
+        assert len(summary.pages) == 2
+        assert summary.truncated is True
+        assert summary.truncated_reason == "max_pages"
+        assert summary.unfetched >= 1
+        assert any("max_pages=2" in w for w in summary.warnings)
+        data = summary.to_json()
+        assert data["truncated"] is True
+        assert data["truncatedReason"] == "max_pages"
+
+    async def test_cycles_fetch_each_url_once(self) -> None:
+        """Pages linking to each other are each fetched exactly once."""
+        routes = {
+            "https://docs.test/": Route(page("Home", "/x")),
+            "https://docs.test/x": Route(page("X", "/y", "/")),
+            "https://docs.test/y": Route(page("Y", "/x", "/", "/y")),
+        }
+        summary, fetcher, _ = await run_crawl(routes, max_depth=5)
+        assert sorted(u for _, u in fetcher.requests) == sorted({u for _, u in fetcher.requests})
+        assert len(summary.pages) == 3
+        assert summary.skipped["duplicate"] >= 3
+
+
+class TestScope:
+    async def test_other_domains_are_not_followed(self) -> None:
+        """Only the seed host and its subdomains are followed by default."""
+        routes = {
+            "https://docs.test/": Route(
+                page(
+                    "Home",
+                    "https://sub.docs.test/s",
+                    "https://other.test/o",
+                    "https://evil-docs.test/",
+                )
+            ),
+            "https://sub.docs.test/s": Route(page("Sub")),
+        }
+        summary, _, _ = await run_crawl(routes)
+        assert urls(summary) == ["https://docs.test/", "https://sub.docs.test/s"]
+        assert summary.skipped["filtered"] == 2
+
+    async def test_path_prefix_and_excludes_filter(self) -> None:
+        """path_prefix keeps one subtree; exclude globs drop matching URLs."""
+        routes = {
+            "https://docs.test/docs/": Route(
+                page("Docs", "/docs/a", "/blog/b", "/docs/changelog/1", "/docs/C")
+            ),
+            "https://docs.test/docs/a": Route(page("A")),
+            "https://docs.test/docs/C": Route(page("C")),
+        }
+        summary, _, _ = await run_crawl(
+            routes,
+            "https://docs.test/docs/",
+            path_prefix="/docs/",
+            exclude_patterns=["*/CHANGELOG/*"],
+        )
+        assert urls(summary) == [
+            "https://docs.test/docs/",
+            "https://docs.test/docs/a",
+            "https://docs.test/docs/C",
+        ]
+
+    async def test_redirect_out_of_scope_is_recorded_but_not_expanded(self) -> None:
+        """A page that redirects off-domain is recorded; its links are not followed."""
+        routes = {
+            "https://docs.test/": Route(page("Home", "/away")),
+            "https://docs.test/away": Route(redirect="https://other.test/landing"),
+            "https://other.test/landing": Route(page("Landing", "https://other.test/more")),
+        }
+        summary, fetcher, _ = await run_crawl(routes)
+        assert [p.final_url for p in summary.pages] == [
+            "https://docs.test/",
+            "https://other.test/landing",
+        ]
+        assert "https://other.test/more" not in [u for _, u in fetcher.requests]
+
+    async def test_redirect_to_fetched_page_makes_no_second_document(self) -> None:
+        """A redirect landing on an already-fetched URL is counted as a duplicate."""
+        routes = {
+            "https://docs.test/": Route(page("Home", "/latest/")),
+            "https://docs.test/latest/": Route(redirect="https://docs.test/"),
+        }
+        summary, _, _ = await run_crawl(routes)
+        assert summary.pages_indexed == 1
+        assert summary.pages[1].indexed is False
+        assert summary.pages[1].error is None
+
+
+class TestOutcomes:
+    async def test_each_failure_is_typed_and_the_crawl_goes_on(self) -> None:
+        """Timeouts, HTTP errors and unsupported types become outcomes; others are indexed."""
+        routes = {
+            "https://docs.test/": Route(page("Home", "/slow", "/boom", "/bin", "/ok")),
+            "https://docs.test/slow": Route(
+                error=FetchTimeoutError("https://docs.test/slow", "timeout")
+            ),
+            "https://docs.test/boom": Route("oops", status=500),
+            "https://docs.test/bin": Route(b"\x00\x01", content_type="application/octet-stream"),
+            "https://docs.test/ok": Route(page("OK")),
+        }
+        summary, _, _ = await run_crawl(routes)
+        kinds = {p.url: (p.error.kind if p.error else None) for p in summary.pages}
+        assert kinds == {
+            "https://docs.test/": None,
+            "https://docs.test/slow": "timeout",
+            "https://docs.test/boom": "http-status",
+            "https://docs.test/bin": "unsupported-content-type",
+            "https://docs.test/ok": None,
+        }
+        assert summary.pages_indexed == 2
+        assert summary.errors == 3
+        boom = next(p for p in summary.pages if p.url.endswith("/boom"))
+        assert boom.status == 500
+
+    async def test_blocked_links_are_skipped_without_a_request(self) -> None:
+        """A link the guard refuses (private address) is skipped as blocked."""
+
+        def check(url: str) -> None:
+            if "10.0.0.1" in url:
+                raise BlockedURLError(url, "private address")
+
+        routes = {"https://docs.test/": Route(page("Home", "http://10.0.0.1/admin", "/a"))}
+        summary, fetcher, _ = await run_crawl(routes, url_check=check, same_domain=False)
+        assert "http://10.0.0.1/admin" not in [u for _, u in fetcher.requests]
+        assert summary.skipped["blocked"] == 1
+
+    async def test_noindex_pages_are_not_stored_nofollow_links_not_followed(self) -> None:
+        """Page-level robots meta: noindex is not stored, nofollow links are not followed."""
+        routes = {
+            "https://docs.test/": Route(
+                page("Home", "/a", extra='<meta name="robots" content="noindex">')
+            ),
+            "https://docs.test/a": Route(
+                page("A", "/b", extra='<meta name="robots" content="nofollow">')
+            ),
+            "https://docs.test/b": Route(page("B")),
+        }
+        summary, _, _ = await run_crawl(routes)
+        assert urls(summary) == ["https://docs.test/", "https://docs.test/a"]
+        assert [p.indexed for p in summary.pages] == [False, True]
+
+    async def test_invalid_seed_is_a_usage_error(self) -> None:
+        """A seed that is not an http(s) URL fails before anything is fetched."""
+        with pytest.raises(InvalidURLError):
+            await run_crawl({}, "ftp://docs.test/")
+
+
+class TestPoliteness:
+    async def test_requests_to_one_origin_are_spaced_by_the_delay(self) -> None:
+        """No wait before the first request, then at least ``delay`` between starts."""
+        summary, fetcher, clock = await run_crawl(TREE, max_depth=5, delay=0.5, concurrency=4)
+        times = [t for t, _ in fetcher.requests]
+        gaps = [b - a for a, b in itertools.pairwise(times)]
+        assert all(gap >= 0.5 - 1e-9 for gap in gaps)
+        assert clock.sleeps
+        assert clock.sleeps[0] == pytest.approx(0.5)
+        assert len(summary.pages) == 7
+
+    async def test_crawl_delay_wins_when_larger(self) -> None:
+        """robots.txt Crawl-delay longer than the delay is honoured, per origin."""
+        _, fetcher, _ = await run_crawl(
+            TREE, robots={"https://docs.test": "User-agent: *\nCrawl-delay: 2\n"}, delay=0.1
+        )
+        times = [t for t, _ in fetcher.requests]
+        assert all(b - a >= 2.0 - 1e-9 for a, b in itertools.pairwise(times))
+
+    async def test_retry_after_pushes_the_origin_back(self) -> None:
+        """A 503 with Retry-After delays the next request to that origin."""
+        routes = {
+            "https://docs.test/": Route(page("Home", "/busy", "/next")),
+            "https://docs.test/busy": Route("busy", status=503, headers={"Retry-After": "7"}),
+            "https://docs.test/next": Route(page("Next")),
+        }
+        _, fetcher, _ = await run_crawl(routes, concurrency=1)
+        times = {u: t for t, u in fetcher.requests}
+        assert times["https://docs.test/next"] - times["https://docs.test/busy"] >= 7.0
+
+    async def test_deadline_stops_before_sleeping_past_it(self) -> None:
+        """A wait that would pass the deadline ends the crawl as truncated by deadline."""
+        summary, _, clock = await run_crawl(TREE, max_depth=5, delay=4.0, deadline_seconds=9.0)
+        assert summary.truncated_reason == "deadline"
+        assert summary.truncated is True
+        assert len(summary.pages) == 3
+        assert sum(clock.sleeps) < 9.0
+
+
+class TestRobots:
+    ROBOTS: ClassVar[dict[str, str | RobotsRules]] = {
+        "https://docs.test": "User-agent: *\nDisallow: /dir/\nDisallow: /private\n"
+    }
+
+    async def test_disallowed_links_are_skipped_and_use_no_slot(self) -> None:
+        """Disallowed URLs are never requested and do not count against max_pages."""
+        routes = {
+            "https://docs.test/": Route(page("Home", "/private/x", "/dir/a", "/dir", "/ok")),
+            "https://docs.test/dir": Route(page("Dir")),
+            "https://docs.test/ok": Route(page("OK")),
+        }
+        summary, fetcher, _ = await run_crawl(routes, robots=self.ROBOTS, max_pages=3)
+        requested = [u for _, u in fetcher.requests]
+        assert "https://docs.test/private/x" not in requested
+        assert "https://docs.test/dir/a" not in requested
+        assert "https://docs.test/dir" in requested  # Disallow: /dir/ does not cover /dir
+        assert summary.skipped["robots"] == 2
+        assert summary.truncated is False
+
+    async def test_disallowed_seed_is_a_usage_error_naming_the_opt_out(self) -> None:
+        """A start URL refused by robots.txt fails before any page request."""
+        with pytest.raises(RobotsRefusedError) as info:
+            await run_crawl(TREE, "https://docs.test/private", robots=self.ROBOTS)
+        message = str(info.value)
+        assert "https://docs.test/private" in message
+        assert "https://docs.test/robots.txt" in message
+        assert "--no-robots" in message
+
+    async def test_unreachable_robots_on_the_seed_origin_is_a_usage_error(self) -> None:
+        """robots.txt answering 5xx on the start origin refuses the crawl."""
+        from sitelore.robots import unreachable_rules
+
+        with pytest.raises(RobotsRefusedError, match="server error"):
+            await run_crawl(TREE, robots={"https://docs.test": unreachable_rules("503")})
+
+    async def test_redirect_into_a_disallowed_path_is_dropped(self) -> None:
+        """Robots is checked on each redirect hop: a hop into /private is not followed."""
+        routes = {
+            "https://docs.test/": Route(page("Home", "/go")),
+            "https://docs.test/go": Route(redirect="https://docs.test/private/secret"),
+            "https://docs.test/private/secret": Route(page("Secret")),
+        }
+        summary, fetcher, _ = await run_crawl(routes, robots=self.ROBOTS)
+        assert "https://docs.test/private/secret" not in [u for _, u in fetcher.requests]
+        go = next(p for p in summary.pages if p.url.endswith("/go"))
+        assert go.error is not None
+        assert go.error.kind == "robots-denied"
+
+
+class TestStreaming:
+    async def test_outcomes_stream_before_the_crawl_ends(self) -> None:
+        """The first outcome arrives while later pages are still to be fetched."""
+        clock = FakeClock()
+        fetcher = FakeFetcher(clock, TREE)
+        store = open_store(":memory:")
+        spider = Spider(fetcher=fetcher, store=store, robots=allow_all_policy(), clock=clock)
+        run = spider.crawl("https://docs.test/", CrawlOptions(delay=0, max_depth=5))
+        seen = 0
+        async for outcome in run:
+            seen += 1
+            if seen == 1:
+                assert outcome.url == "https://docs.test/"
+                assert len(fetcher.requests) < 7
+                assert await store.count() == 1  # stored as it came
+        assert seen == 7
+        await store.close()
+
+    async def test_leaving_early_keeps_what_was_stored(self) -> None:
+        """Breaking out of the loop stops the crawl; stored pages stay."""
+        clock = FakeClock()
+        fetcher = FakeFetcher(clock, TREE)
+        store = open_store(":memory:")
+        spider = Spider(fetcher=fetcher, store=store, robots=allow_all_policy(), clock=clock)
+        run = spider.crawl("https://docs.test/", CrawlOptions(delay=0, max_depth=5))
+        async for _ in run:
+            break
+        await run.aclose()
+        assert 1 <= await store.count() < 7
+        await store.close()
