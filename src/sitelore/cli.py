@@ -17,7 +17,6 @@ from collections.abc import Coroutine, Sequence
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
-import click
 import typer
 from pydantic import ValidationError
 from rich.console import Console
@@ -30,7 +29,6 @@ from sitelore.demo_site import bundled_site_path, serve_site
 from sitelore.errors import (
     EXIT_INTERNAL,
     EXIT_OK,
-    EXIT_USAGE,
     ConfigError,
     SiteloreError,
     UsageError,
@@ -429,16 +427,12 @@ def main(argv: Sequence[str] | None = None) -> None:
 
 
 def _invoke(args: list[str], *, debug: bool) -> int:
+    # Typer handles its own usage errors (exit 2) and help in standalone mode; our
+    # errors propagate out of it and are mapped here.
     try:
-        result = app(args=args, prog_name="sitelore", standalone_mode=False)
-    except click.exceptions.Exit as exc:
-        return exc.exit_code
-    except click.ClickException as exc:
-        exc.show()
-        return EXIT_USAGE if isinstance(exc, click.UsageError) else exc.exit_code
-    except click.exceptions.Abort:
-        _err.print("aborted")
-        return 130
+        app(args=args, prog_name="sitelore", standalone_mode=True)
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else (EXIT_OK if exc.code is None else 1)
     except KeyboardInterrupt:
         _err.print("interrupted: pages stored so far are kept")
         return 130
@@ -446,7 +440,7 @@ def _invoke(args: list[str], *, debug: bool) -> int:
         return _fail(exc, exc.exit_code, debug=debug)
     except Exception as exc:  # noqa: BLE001 - the last line of defence: one line, exit 70
         return _fail(exc, EXIT_INTERNAL, debug=debug, internal=True)
-    return result if isinstance(result, int) else EXIT_OK
+    return EXIT_OK
 
 
 def _fail(exc: BaseException, code: int, *, debug: bool, internal: bool = False) -> int:

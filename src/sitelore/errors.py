@@ -206,7 +206,13 @@ class NoSnapshotError(FetchError):
 
 
 class ConversionError(SiteloreError):
-    """A body could not be turned into a document."""
+    """A body could not be turned into a document (a broken PDF, say).
+
+    As a page outcome it is reported with the kind ``unsupported-content-type``.
+    """
+
+    exit_code = EXIT_PAGE_FAILED
+    kind = ErrorKind.UNSUPPORTED_CONTENT_TYPE
 
 
 class StoreError(SiteloreError):

@@ -27,6 +27,7 @@ from collections.abc import Callable
 
 from sitelore.convert import to_document
 from sitelore.errors import (
+    ConversionError,
     FetchError,
     HTTPStatusError,
     RobotsDeniedError,
@@ -367,7 +368,7 @@ class _Scheduler:
         self._honour_retry_after(key, snapshot)
         try:
             return await self._accept(item, snapshot)
-        except FetchError as exc:
+        except (FetchError, ConversionError) as exc:
             return _Page(self._failed(item, snapshot, exc))
 
     async def _check_hop(self, url: str) -> None:
@@ -382,7 +383,9 @@ class _Scheduler:
         seconds = parse_retry_after(snapshot.headers.get("retry-after"), clock.now())
         self._politeness.push_back(key, clock.monotonic(), seconds)
 
-    def _failed(self, item: QueueItem, snapshot: Snapshot, exc: FetchError) -> PageOutcome:
+    def _failed(
+        self, item: QueueItem, snapshot: Snapshot, exc: FetchError | ConversionError
+    ) -> PageOutcome:
         log.info("failed %s: %s", item.url, exc)
         return PageOutcome(
             url=item.url,

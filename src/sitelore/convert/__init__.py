@@ -1,0 +1,141 @@
+"""Turn a fetched body into a Document: main content as Markdown, title, links, metadata.
+
+The page's own Content-Type decides: HTML and XHTML are converted (main content
+selected and cleaned, then written as Markdown by html-to-markdown); plain text and
+Markdown are stored as they are; anything else raises
+:class:`~sitelore.errors.UnsupportedContentTypeError`. Pure: no I/O, no clock.
+
+::
+
+    doc = to_document(body, "text/html; charset=utf-8", "https://docs.example/page.html")
+    doc.title, doc.markdown, doc.links
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from selectolax.lexbor import LexborHTMLParser, LexborNode
+
+from sitelore.convert._charset import decode_body
+from sitelore.convert._content import clean_content, select_content, text_length
+from sitelore.convert._fallback import extract_main_html
+from sitelore.convert._markdown import content_to_markdown
+from sitelore.convert._meta import read_meta
+from sitelore.convert._pdf import pdf_to_document
+from sitelore.convert._text import text_to_document
+from sitelore.convert._title import choose_title
+from sitelore.errors import UnsupportedContentTypeError
+from sitelore.links import resolve_links
+from sitelore.models import Document
+
+__all__ = ["HTML_TYPES", "TEXT_TYPES", "decode_body", "html_to_document", "to_document"]
+
+#: Media types converted as HTML.
+HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
+#: Media types stored as they are.
+TEXT_TYPES = frozenset({"text/plain", "text/markdown", "text/x-markdown"})
+#: Converted to text with pypdf.
+PDF_TYPE = "application/pdf"
+_PAGE_CHROME = (
+    "nav, header, footer, aside, [role=navigation i], [role=banner i], [role=contentinfo i]"
+)
+
+
+def _split_content_type(content_type: str) -> tuple[str, str | None]:
+    media, *params = content_type.split(";")
+    charset = None
+    for param in params:
+        key, _, value = param.partition("=")
+        if key.strip().lower() == "charset":
+            charset = value.strip().strip("\"'") or None
+    return media.strip().lower(), charset
+
+
+def _chrome_text(body: LexborNode) -> int:
+    total = 0
+    counted: list[LexborNode] = []
+    for node in body.css(_PAGE_CHROME):
+        parent = node.parent
+        inside = False
+        while parent is not None and not inside:
+            inside = any(parent.mem_id == seen.mem_id for seen in counted)
+            parent = parent.parent
+        if not inside:
+            counted.append(node)
+            total += text_length(node)
+    return total
+
+
+def _fallback_tree(html: str, body: LexborNode) -> LexborHTMLParser | None:
+    """trafilatura's extraction as a tree, when it keeps more text than the page chrome."""
+    extracted = extract_main_html(html)
+    if extracted is None:
+        return None
+    tree = LexborHTMLParser(extracted)
+    if tree.body is None or text_length(tree.body) <= _chrome_text(body):
+        return None
+    return tree
+
+
+def html_to_document(html: str, url: str) -> Document:
+    """Convert an HTML page fetched from ``url`` (its final URL) into a Document."""
+    tree = LexborHTMLParser(html)
+    meta = read_meta(tree, url)
+    links = resolve_links(
+        (node.attributes.get("href") or "" for node in tree.css("a[href], area[href]")),
+        meta.base_url,
+    )
+    body = tree.body
+    work_tree = tree
+    content: LexborNode | None = None
+    if body is not None:
+        content = select_content(body, meta.title)
+        if content is None:
+            fallback = _fallback_tree(html, body)
+            if fallback is not None and fallback.body is not None:
+                work_tree, content = fallback, fallback.body
+            else:
+                content = body
+    markdown = ""
+    if content is not None:
+        clean_content(content)
+    title = choose_title(meta.title, meta.og_title, content, body, url)
+    if content is not None:
+        markdown = content_to_markdown(work_tree, content, meta.base_url)
+    return Document(
+        url=url,
+        title=title,
+        markdown=markdown,
+        links=links,
+        description=meta.description,
+        lang=meta.lang,
+        canonical_url=meta.canonical_url,
+        content_type="text/html",
+        noindex=meta.noindex,
+        nofollow=meta.nofollow,
+    )
+
+
+def to_document(
+    body: bytes, content_type: str, url: str, *, charset: str | None = None
+) -> Document:
+    """Convert a response body by its own Content-Type; raise for types not converted."""
+    media, header_charset = _split_content_type(content_type or "")
+    if media in HTML_TYPES:
+        document = html_to_document(decode_body(body, charset or header_charset), url)
+        if media != document.content_type:
+            document = _with_type(document, media)
+        return document
+    if media in TEXT_TYPES:
+        return text_to_document(decode_body(body, charset or header_charset), media, url)
+    if media == PDF_TYPE:
+        return pdf_to_document(body, url)
+    raise UnsupportedContentTypeError(
+        url,
+        f"content type {media or 'unknown'!r} is not converted (HTML, text, Markdown, PDF are)",
+    )
+
+
+def _with_type(document: Document, media: str) -> Document:
+    return dataclasses.replace(document, content_type=media)

@@ -1,0 +1,29 @@
+"""Extract the main text of a page that has no content container, with trafilatura.
+
+trafilatura is asked for HTML without a URL (it would resolve links against the site
+root), and the caller converts that HTML like any other content, so links are
+resolved against the page and code and tables go through the same converter.
+"""
+
+from __future__ import annotations
+
+__all__ = ["extract_main_html"]
+
+
+def extract_main_html(html: str) -> str | None:
+    """Return trafilatura's main-content HTML for ``html``, or None when it finds none."""
+    import trafilatura  # slow import: needed only for pages without a container
+
+    result = trafilatura.extract(
+        html,
+        url=None,
+        output_format="html",
+        include_links=True,
+        include_images=True,
+        include_tables=True,
+        include_formatting=True,
+        include_comments=False,
+        with_metadata=False,
+        fast=True,
+    )
+    return result if isinstance(result, str) and result.strip() else None

@@ -1,0 +1,252 @@
+"""Turn a cleaned content element into Markdown with html-to-markdown.
+
+Before conversion the element is prepared in place: code-language hints are moved
+onto the code element (Sphinx ``div.highlight-python > pre``, rustdoc ``pre.rust``,
+pandoc ``sourceCode x``), a ``<pre>`` wrapping another ``<pre>`` is unwrapped,
+admonitions become block quotes headed by their title, link and image URLs are
+made absolute (only http(s) and mailto links are kept as links), and the text of
+links is marked so that it cannot inject Markdown.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from html_to_markdown import ConversionOptions, PreprocessingOptions, convert
+from selectolax.lexbor import LexborHTMLParser, LexborNode
+
+from sitelore.links import resolve_link
+
+__all__ = ["content_to_markdown"]
+
+_LANG_PREFIXES = ("language-", "lang-", "highlight-", "brush:")
+#: Bare class names taken as a language when a code block carries one.
+_KNOWN_LANGS = frozenset(
+    {
+        "bash", "c", "console", "cpp", "csharp", "css", "diff", "go", "haskell", "html",
+        "ini", "java", "javascript", "js", "json", "kotlin", "lua", "make", "markdown",
+        "perl", "php", "powershell", "python", "pycon", "r", "ruby", "rust", "scala",
+        "shell", "sh", "sql", "swift", "text", "toml", "ts", "typescript", "xml", "yaml",
+        "zsh",
+    }
+)  # fmt: skip
+_LANG_ALIASES = {"default": "python", "python3": "python", "py3": "python", "none": "text"}
+_LANG_OK = re.compile(r"^[A-Za-z0-9_+#.-]{1,32}$")
+
+_ADMONITIONS = (
+    ".admonition, .admonitionblock, .markdown-alert, .theme-admonition, "
+    "div.note, div.tip, div.warning, div.caution, div.important, div.seealso, div.hint"
+)
+_ADMONITION_TITLES = (
+    ".admonition-title, .markdown-alert-title, .admonition-heading, td.icon, "
+    "h3.title, p.title, div.title"
+)
+
+#: Characters of link text replaced by private-use markers before conversion, and
+#: the escaped form each marker becomes afterwards.
+_LINK_TEXT_MARKERS = {"[": "\ue000", "]": "\ue001", "<": "\ue002", ">": "\ue003",
+                      "*": "\ue004", "_": "\ue005", "`": "\ue006"}  # fmt: skip
+_MARK_TABLE = str.maketrans(_LINK_TEXT_MARKERS)
+_UNMARK_TABLE = str.maketrans({m: "\\" + c for c, m in _LINK_TEXT_MARKERS.items()})
+_NEEDS_MARKING = re.compile(r"[\[\]<>*_`]")
+_FENCE_OPEN = re.compile(r"^(`{3,}|~{3,})")
+_CODE_TAGS = frozenset({"pre", "code", "kbd", "samp", "tt"})
+
+
+def _options() -> ConversionOptions:
+    return ConversionOptions(
+        extract_metadata=False,
+        hidden_content="reachable",
+        heading_style="atx",
+        code_block_style="backticks",
+        bullets="-",
+        preprocessing=PreprocessingOptions(
+            enabled=True, preset="minimal", remove_navigation=False, remove_forms=False
+        ),
+    )
+
+
+def _classes(node: LexborNode | None) -> list[str]:
+    if node is None:
+        return []
+    return (node.attributes.get("class") or "").split()
+
+
+def _lang_of(node: LexborNode | None, *, bare: bool) -> str | None:
+    if node is None:
+        return None
+    data_lang = node.attributes.get("data-lang")
+    if data_lang:
+        return data_lang
+    classes = _classes(node)
+    for name in classes:
+        lower = name.lower()
+        for prefix in _LANG_PREFIXES:
+            if lower.startswith(prefix) and len(lower) > len(prefix):
+                return name[len(prefix) :]
+    if "sourceCode" in classes:
+        others = [name for name in classes if name != "sourceCode"]
+        if others:
+            return others[0]
+    if bare:
+        for name in classes:
+            if name.lower() in _KNOWN_LANGS:
+                return name.lower()
+    return None
+
+
+def _code_language(pre: LexborNode, code: LexborNode | None) -> str | None:
+    parent = pre.parent
+    grandparent = parent.parent if parent is not None else None
+    for node, bare in ((code, True), (pre, True), (parent, False), (grandparent, False)):
+        lang = _lang_of(node, bare=bare)
+        if lang:
+            lang = _LANG_ALIASES.get(lang.lower(), lang)
+            return lang if _LANG_OK.match(lang) else None
+    return None
+
+
+def _prepare_code(content: LexborNode) -> None:
+    for pre in content.css("pre"):
+        # css() matches the node itself too: look at the children.
+        if pre.parent is not None and any(child.tag == "pre" for child in pre.iter()):
+            pre.unwrap()
+    for pre in content.css("pre"):
+        # Code is literal: a link inside it would print as "[name](url)" in the fence.
+        pre.unwrap_tags(["a"])
+        code = pre.css_first("code")
+        lang = _code_language(pre, code)
+        if lang is None:
+            continue
+        target = code if code is not None else pre
+        target.attrs["class"] = f"language-{lang}"
+        if code is not None:
+            pre.attrs["class"] = f"language-{lang}"
+
+
+def _prepare_admonitions(tree: LexborHTMLParser, content: LexborNode) -> None:
+    # Innermost first, so an outer admonition moves an already rebuilt inner one.
+    for box in reversed(content.css(_ADMONITIONS)):
+        if box.tag in ("pre", "code", "span", "a", "p") or box.parent is None:
+            continue
+        quote = tree.create_node("blockquote")
+        title_node = box.css_first(_ADMONITION_TITLES)
+        title = " ".join(title_node.text(deep=True).split()) if title_node else ""
+        if title_node is not None:
+            title_node.decompose()
+        if title:
+            para = tree.create_node("p")
+            strong = tree.create_node("strong")
+            strong.insert_child(title)
+            para.insert_child(strong, move=True)
+            quote.insert_child(para, move=True)
+        body = box.css_first("td.content") if box.tag == "div" else None
+        source = body if body is not None else box
+        for child in list(source.iter(include_text=True)):
+            quote.insert_child(child, move=True)
+        box.insert_before(quote, move=True)
+        box.decompose()
+
+
+def _inside_code(node: LexborNode, stop: LexborNode) -> bool:
+    current = node.parent
+    stop_id = stop.mem_id
+    while current is not None and current.mem_id != stop_id:
+        if current.tag in _CODE_TAGS:
+            return True
+        current = current.parent
+    return False
+
+
+def _mark_link_text(link: LexborNode, content: LexborNode) -> None:
+    texts = [
+        node
+        for node in link.traverse(include_text=True)
+        if node.tag == "-text" and _NEEDS_MARKING.search(node.text_content or "")
+    ]
+    if not texts or _inside_code(link, content):
+        return
+    for node in texts:
+        if not _inside_code(node, link) and node.tag == "-text":
+            node.replace_with((node.text_content or "").translate(_MARK_TABLE))
+
+
+def _prepare_links(content: LexborNode, resolve: Callable[[str], str | None]) -> None:
+    for link in content.css("a"):
+        attrs = link.attrs
+        href = attrs.get("href")
+        if href is not None:
+            url = resolve(href)
+            if url is None:
+                del attrs["href"]
+            else:
+                attrs["href"] = url
+        if _NEEDS_MARKING.search(link.text(deep=True)):
+            _mark_link_text(link, content)
+
+
+def _prepare_images(content: LexborNode, resolve: Callable[[str], str | None]) -> None:
+    for img in content.css("img"):
+        attrs = img.attrs
+        src = attrs.get("src") or ""
+        if not src or src.startswith("data:"):
+            src = attrs.get("data-src") or src
+        url = resolve(src) if src and not src.startswith("data:") else None
+        if url is None or url.startswith("mailto:"):
+            alt = (attrs.get("alt") or "").strip()
+            if alt:
+                img.replace_with(alt)
+            else:
+                img.decompose()
+        else:
+            attrs["src"] = url
+
+
+def _closes(line: str, fence: str) -> bool:
+    body = line.lstrip(" >").strip()
+    return len(body) >= len(fence) and set(body) == {fence[0]}
+
+
+def _tidy(markdown: str) -> str:
+    """Put a blank line before block quotes and after code fences (never inside code)."""
+    out: list[str] = []
+    fence = ""  # the opening fence while inside a code block
+    just_closed = False
+    for line in markdown.split("\n"):
+        if fence:
+            out.append(line)
+            if _closes(line, fence):
+                fence, just_closed = "", True
+            continue
+        previous = out[-1] if out else ""
+        if line.strip() and previous.strip():
+            quote_starts = line.startswith(">") and not previous.startswith(">")
+            after_fence = just_closed and not previous.lstrip().startswith(">")
+            if quote_starts or after_fence:
+                out.append("")
+        just_closed = False
+        opening = _FENCE_OPEN.match(line.lstrip(" >"))
+        if opening is not None:
+            fence = opening.group(1)
+        out.append(line)
+    return "\n".join(out)
+
+
+def content_to_markdown(tree: LexborHTMLParser, content: LexborNode, base_url: str) -> str:
+    """Prepare ``content`` in place and return it as Markdown."""
+    cache: dict[str, str | None] = {}
+
+    def resolve(href: str) -> str | None:
+        if href not in cache:
+            cache[href] = resolve_link(href, base_url, keep_fragment=True, allow_mailto=True)
+        return cache[href]
+
+    _prepare_code(content)
+    _prepare_admonitions(tree, content)
+    _prepare_links(content, resolve)
+    _prepare_images(content, resolve)
+    html = content.html or ""
+    markdown = convert(html, _options()).content or ""
+    markdown = markdown.translate(_UNMARK_TABLE)
+    return _tidy(markdown).strip()

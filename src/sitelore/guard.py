@@ -1,0 +1,463 @@
+"""Decide whether a URL, or an address its host resolved to, may be fetched.
+
+Never resolves names and never opens anything: callers pass the addresses they
+resolved (the fetcher's guarded resolver passes every answer of every hop). The
+pure functions here are the single definition of "allowed" for the whole program.
+
+Choices made here, so callers need not guess:
+
+- Host forms are normalised before they are classified, in this order: IDNA to
+  ASCII (so full-width digits and ideographic dots become ASCII), lower case, one
+  trailing dot removed, then a host whose last label is a number is read the way
+  ``inet_aton`` reads it (``2130706433``, ``0177.0.0.1``, ``0x7f.1``, ``127.1`` all
+  become ``127.0.0.1``) or refused as invalid. Bracketed IPv6 is unbracketed and
+  written in its compressed form.
+- IPv6 zone ids (``[fe80::1%25eth0]``) are refused as invalid: they name a local
+  interface, and every address that takes one is link-local anyway.
+- Names refused without a lookup: ``localhost`` and ``*.localhost``, ``invalid``
+  and ``*.invalid`` (RFC 6761), the loopback aliases of common ``/etc/hosts``
+  files, and the cloud metadata names. The whole ``.internal`` zone is *not*
+  refused by name: intranet hosts live there and an operator may open their
+  addresses; the addresses of the metadata services are refused by the address
+  checks whatever name leads to them.
+- An address is allowed when it, or the IPv4 address embedded in it, is in the
+  operator's allow list. Otherwise an IPv6 address that embeds an IPv4 address
+  (mapped, compatible, NAT64, 6to4, Teredo) is judged by the embedded IPv4
+  address, and any other address by the tables below plus ``is_global``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import ipaddress
+import string
+import urllib.parse
+from collections.abc import Iterable
+
+from sitelore.errors import BlockedURLError, ConfigError, InvalidURLError, UsageError
+
+__all__ = ["AddressPolicy", "Target", "check_url", "parse_resolve_entry", "redact_url"]
+
+_IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+_IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+_DEFAULT_PORTS = (("http", 80), ("https", 443))
+_HOST_CHARS = frozenset(string.ascii_lowercase + string.digits + "-_")
+_HEX_DIGITS = frozenset(string.hexdigits)
+_PATH_SAFE = "/%:@!$&'()*+,;=-._~?"
+_REDACTED_MAX = 300
+_MAX_HOST = 253
+_MAX_LABEL = 63
+
+_REFUSED_NAMES = frozenset(
+    {
+        "localhost",
+        "localhost.localdomain",
+        "ip6-localhost",
+        "ip6-loopback",
+        "invalid",
+        "metadata",
+        "metadata.google.internal",
+        "metadata.goog",
+        "instance-data",
+        "instance-data.ec2.internal",
+    }
+)
+_REFUSED_SUFFIXES = (".localhost", ".invalid")
+
+
+def _nets(*rows: tuple[str, str]) -> tuple[tuple[_IPNetwork, str], ...]:
+    return tuple((ipaddress.ip_network(cidr), reason) for cidr, reason in rows)
+
+
+_IPV4_TABLE = _nets(
+    ("0.0.0.0/8", "unspecified"),
+    ("10.0.0.0/8", "private"),
+    ("100.64.0.0/10", "shared address space (CGNAT)"),
+    ("127.0.0.0/8", "loopback"),
+    ("169.254.0.0/16", "link-local"),
+    ("172.16.0.0/12", "private"),
+    ("192.0.0.0/24", "reserved (IETF protocol assignments)"),
+    ("192.0.2.0/24", "documentation"),
+    ("192.88.99.0/24", "reserved (6to4 relay anycast)"),
+    ("192.168.0.0/16", "private"),
+    ("198.18.0.0/15", "benchmarking"),
+    ("198.51.100.0/24", "documentation"),
+    ("203.0.113.0/24", "documentation"),
+    ("224.0.0.0/4", "multicast"),
+    ("255.255.255.255/32", "broadcast"),
+    ("240.0.0.0/4", "reserved"),
+)
+_IPV6_TABLE = _nets(
+    ("::/128", "unspecified"),
+    ("::1/128", "loopback"),
+    ("100::/64", "reserved (discard-only)"),
+    ("2001:db8::/32", "documentation"),
+    ("2001::/23", "reserved (IETF protocol assignments)"),
+    ("3fff::/20", "documentation"),
+    ("fc00::/7", "private (unique local)"),
+    ("fe80::/10", "link-local"),
+    ("fec0::/10", "site-local"),
+    ("ff00::/8", "multicast"),
+)
+_NAT64_WELL_KNOWN = ipaddress.IPv6Network("64:ff9b::/96")
+_NAT64_LOCAL = ipaddress.IPv6Network("64:ff9b:1::/48")
+_IPV4_COMPATIBLE = ipaddress.IPv6Network("::/96")
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class Target:
+    """A URL that passed the checks, in the normalised form the fetcher requests.
+
+    ``host`` is lower-case ASCII without brackets or trailing dot; ``ip`` is set
+    when the host is an IP literal; ``path`` is the percent-encoded path and query
+    (never empty, no fragment); ``redacted`` is the whole normalised URL, which
+    carries no credentials and is safe to print.
+    """
+
+    scheme: str
+    host: str
+    port: int
+    path: str
+    redacted: str
+    ip: str | None = None
+
+    @property
+    def url(self) -> str:
+        """The normalised URL to request (the same text as ``redacted``)."""
+        return self.redacted
+
+    @property
+    def origin(self) -> tuple[str, str, int]:
+        """(scheme, host, port): what "same origin" compares."""
+        return (self.scheme, self.host, self.port)
+
+
+class AddressPolicy:
+    """Which IP addresses may be connected to: public ones, plus the operator's allow list.
+
+    >>> AddressPolicy(["10.1.0.0/16"]).refusal("10.1.2.3") is None
+    True
+    >>> AddressPolicy().refusal("127.0.0.1")
+    'loopback'
+    """
+
+    __slots__ = ("_allowed",)
+
+    def __init__(self, allow_private: Iterable[str] | str = ()) -> None:
+        """Build the policy; raise ``ConfigError`` naming the first bad allow entry."""
+        entries = (allow_private,) if isinstance(allow_private, str) else tuple(allow_private)
+        self._allowed: tuple[_IPNetwork, ...] = tuple(_parse_allow_entry(e) for e in entries)
+
+    @property
+    def allowed(self) -> tuple[str, ...]:
+        """The allow list, as canonical CIDR strings."""
+        return tuple(str(net) for net in self._allowed)
+
+    def __repr__(self) -> str:
+        return f"AddressPolicy({list(self.allowed)!r})"
+
+    def refusal(self, ip: str) -> str | None:
+        """Return why ``ip`` may not be connected to, or None when it may."""
+        try:
+            addr = ipaddress.ip_address(ip)
+        except ValueError:
+            return "not an IP address"
+        if self._is_allowed(addr):
+            return None
+        if isinstance(addr, ipaddress.IPv6Address):
+            embedded = _embedded_ipv4(addr)
+            if embedded:
+                return self._embedded_refusal(addr, embedded)
+        return _classify(addr)
+
+    def _is_allowed(self, addr: _IPAddress) -> bool:
+        return any(addr.version == net.version and addr in net for net in self._allowed)
+
+    def _embedded_refusal(
+        self, addr: ipaddress.IPv6Address, embedded: tuple[tuple[str, ipaddress.IPv4Address], ...]
+    ) -> str | None:
+        for kind, v4 in embedded:
+            if self._is_allowed(v4):
+                continue
+            reason = _classify(v4)
+            if reason is not None:
+                return f"{reason} (IPv4 {v4} embedded in {kind} address {addr.compressed})"
+        return None
+
+
+def check_url(url: str, *, policy: AddressPolicy | None = None) -> Target:
+    """Parse and normalise ``url``; refuse it when it can never be fetched.
+
+    IP-literal hosts are judged by ``policy`` (by default one that allows no
+    private address), so pass the operator's policy whenever there is one.
+
+    Raises:
+        InvalidURLError: unparsable, scheme other than http(s), credentials in the
+            URL, or a malformed host or port. The message never repeats credentials.
+        BlockedURLError: a name refused without lookup, or a refused IP literal. Its
+            ``url`` is the URL as given (redacted) and its reason names the canonical
+            address (``http://0x7f.1/: blocked: 127.0.0.1 is loopback``).
+    """
+    text = url.strip()
+    shown = redact_url(text)
+    target = _parse_target(text, shown)
+    if target.ip is not None:
+        reason = (policy or AddressPolicy()).refusal(target.ip)
+        if reason is not None:
+            raise BlockedURLError(shown, f"{target.ip} is {reason}", target.ip)
+        return target
+    reason = _name_refusal(target.host)
+    if reason is not None:
+        raise BlockedURLError(shown, reason)
+    return target
+
+
+def parse_resolve_entry(entry: str) -> tuple[str, int, str]:
+    """Read a curl-style ``--resolve HOST:PORT:ADDR`` entry into (host, port, address).
+
+    HOST is normalised like a URL host and must be a name; ADDR may be bracketed
+    IPv6 (``docs.test:443:[::1]``). The address is *not* judged here: the fetcher
+    checks it against the policy on every use, like any resolver answer.
+
+    Raises:
+        UsageError: the entry is malformed (it comes from a flag or request).
+    """
+    host_text, sep1, rest = entry.strip().partition(":")
+    port_text, sep2, addr_text = rest.partition(":")
+    if not (sep1 and sep2 and host_text and port_text and addr_text):
+        raise UsageError(f"--resolve {entry!r}: expected HOST:PORT:ADDR")
+    try:
+        host = _normalise_host(host_text)
+        port = _parse_port(port_text)
+        address = _parse_address(addr_text)
+    except ValueError as exc:
+        raise UsageError(f"--resolve {entry!r}: {exc}") from exc
+    if _ipv4_from_host(host) is not None:
+        raise UsageError(f"--resolve {entry!r}: HOST must be a name, not an address")
+    return host, port, address
+
+
+def redact_url(text: str) -> str:
+    """Return ``text`` safe to print: userinfo as ``***``, controls as ``?``, clipped.
+
+    Works on any string, parsable or not; use it for URLs that failed the checks.
+
+    >>> redact_url("http://alice:pw@example.com/x")
+    'http://***@example.com/x'
+    """
+    scheme_end = text.find("//")
+    if scheme_end >= 0:
+        start = scheme_end + 2
+        ends = [i for i in (text.find(c, start) for c in "/?#") if i >= 0]
+        end = min(ends, default=len(text))
+        at = text.rfind("@", start, end)
+        if at >= 0:
+            text = f"{text[:start]}***{text[at:]}"
+    shown = "".join(ch if ch >= " " and ch != "\x7f" else "?" for ch in text)
+    return shown if len(shown) <= _REDACTED_MAX else shown[: _REDACTED_MAX - 3] + "..."
+
+
+# ---------------------------------------------------------------- URL parsing
+
+
+def _parse_target(text: str, shown: str) -> Target:
+    if any(ch < " " or ch == "\x7f" for ch in text):
+        raise InvalidURLError(shown, "control character or line break in URL")
+    try:
+        parts = urllib.parse.urlsplit(text)
+    except ValueError as exc:
+        raise InvalidURLError(shown, f"not a valid URL ({exc})") from exc
+    scheme = parts.scheme.lower()
+    default_port = dict(_DEFAULT_PORTS).get(scheme)
+    if default_port is None:
+        raise InvalidURLError(shown, f"scheme {scheme or '(none)'!r} is not http or https")
+    if "@" in parts.netloc:
+        raise InvalidURLError(shown, "credentials in URLs are not allowed")
+    host_text, bracketed, port_text = _split_netloc(parts.netloc)
+    try:
+        host, ip = _host_and_ip(host_text, bracketed=bracketed)
+        port = _parse_port(port_text) if port_text else default_port
+    except ValueError as exc:
+        raise InvalidURLError(shown, str(exc)) from exc
+    path = urllib.parse.quote(parts.path or "/", safe=_PATH_SAFE)
+    if parts.query:
+        path += "?" + urllib.parse.quote(parts.query, safe=_PATH_SAFE)
+    return Target(
+        scheme=scheme,
+        host=host,
+        port=port,
+        path=path,
+        ip=ip,
+        redacted=_unparse(scheme, host, port, path, default_port),
+    )
+
+
+def _split_netloc(netloc: str) -> tuple[str, bool, str]:
+    """Split an authority without userinfo into (host, was bracketed, port text)."""
+    if netloc.startswith("["):
+        host, _, after = netloc[1:].partition("]")
+        if after and not after.startswith(":"):
+            return netloc, False, ""  # garbage after "]": refused by the host checks
+        return host, True, after[1:]
+    host, _, port = netloc.partition(":")
+    return host, False, port
+
+
+def _host_and_ip(host_text: str, *, bracketed: bool) -> tuple[str, str | None]:
+    if bracketed:
+        return _parse_ipv6_literal(host_text)
+    host = _normalise_host(host_text)
+    ip = _ipv4_from_host(host)
+    return (ip, ip) if ip is not None else (host, None)
+
+
+def _parse_ipv6_literal(text: str) -> tuple[str, str]:
+    if "%" in text:
+        raise ValueError("IPv6 zone ids are not allowed")
+    try:
+        addr = ipaddress.IPv6Address(text)
+    except ValueError as exc:
+        raise ValueError("bracketed host is not an IPv6 address") from exc
+    return addr.compressed, addr.compressed
+
+
+def _normalise_host(text: str) -> str:
+    host = text
+    if not host.isascii():
+        try:
+            host = host.encode("idna").decode("ascii")
+        except UnicodeError as exc:
+            raise ValueError("host is not a valid internationalised name") from exc
+    host = host.lower()
+    if host.endswith("."):
+        host = host[:-1]
+    if not host:
+        raise ValueError("URL has no host")
+    labels = host.split(".")
+    if len(host) > _MAX_HOST or any(not 0 < len(label) <= _MAX_LABEL for label in labels):
+        raise ValueError("host name is malformed (empty or over-long label)")
+    if any(not _HOST_CHARS.issuperset(label) for label in labels):
+        raise ValueError("host contains characters not allowed in a name")
+    return host
+
+
+def _parse_port(text: str) -> int:
+    if not (text.isascii() and text.isdigit()) or not 0 < int(text) < 65536:
+        raise ValueError(f"port {text[:16]!r} is not a number from 1 to 65535")
+    return int(text)
+
+
+def _parse_address(text: str) -> str:
+    inner = text[1:-1] if text.startswith("[") and text.endswith("]") else text
+    if "%" in inner:
+        raise ValueError("IPv6 zone ids are not allowed")
+    try:
+        return ipaddress.ip_address(inner).compressed
+    except ValueError as exc:
+        raise ValueError(f"{text!r} is not an IP address") from exc
+
+
+def _unparse(scheme: str, host: str, port: int, path: str, default_port: int) -> str:
+    shown_host = f"[{host}]" if ":" in host else host
+    shown_port = "" if port == default_port else f":{port}"
+    return f"{scheme}://{shown_host}{shown_port}{path}"
+
+
+# ---------------------------------------------------------------- IPv4 forms
+
+
+def _ipv4_from_host(host: str) -> str | None:
+    """Read a host whose last label is a number as IPv4 (inet_aton rules), else None."""
+    labels = host.split(".")
+    if not _is_numeric_label(labels[-1]):
+        return None
+    if len(labels) > 4:
+        raise ValueError("host ends in a number but is not an IPv4 address")
+    numbers = [_ipv4_number(label) for label in labels]
+    *head, last = numbers
+    if any(n > 255 for n in head) or last >= 256 ** (5 - len(numbers)):
+        raise ValueError("IPv4 address part out of range")
+    value = last
+    for index, number in enumerate(head):
+        value += number << (8 * (3 - index))
+    return str(ipaddress.IPv4Address(value))
+
+
+def _is_numeric_label(label: str) -> bool:
+    if label[:2] in ("0x", "0X"):
+        return _HEX_DIGITS.issuperset(label[2:])
+    return label.isascii() and label.isdigit()
+
+
+def _ipv4_number(label: str) -> int:
+    if not _is_numeric_label(label):
+        raise ValueError("host mixes numbers and names like an IPv4 address")
+    if label[:2] in ("0x", "0X"):
+        return int(label[2:] or "0", 16)
+    if len(label) > 1 and label.startswith("0"):
+        try:
+            return int(label[1:], 8)
+        except ValueError as exc:
+            raise ValueError(f"IPv4 part {label!r} is not valid octal") from exc
+    return int(label)
+
+
+# ---------------------------------------------------------------- classification
+
+
+def _name_refusal(host: str) -> str | None:
+    if host in _REFUSED_NAMES or host.endswith(_REFUSED_SUFFIXES):
+        return f"{host} is a local, reserved or cloud-metadata name"
+    return None
+
+
+def _classify(addr: _IPAddress) -> str | None:
+    table = _IPV4_TABLE if addr.version == 4 else _IPV6_TABLE
+    for net, reason in table:
+        if addr.version == net.version and addr in net:
+            return reason
+    if addr.is_multicast:
+        return "multicast"
+    if not addr.is_global:
+        return "not globally routable"
+    return None
+
+
+def _embedded_ipv4(addr: ipaddress.IPv6Address) -> tuple[tuple[str, ipaddress.IPv4Address], ...]:
+    """Every IPv4 address carried inside ``addr`` by a transition mechanism."""
+    value = int(addr)
+    if addr.ipv4_mapped is not None:
+        return (("IPv4-mapped", addr.ipv4_mapped),)
+    if addr in _NAT64_WELL_KNOWN:
+        return (("NAT64", ipaddress.IPv4Address(value & 0xFFFFFFFF)),)
+    if addr in _NAT64_LOCAL:
+        packed = addr.packed
+        return (("NAT64", ipaddress.IPv4Address(packed[6:8] + packed[9:11])),)
+    if addr.sixtofour is not None:
+        return (("6to4", addr.sixtofour),)
+    if addr.teredo is not None:
+        server, client = addr.teredo
+        return (("Teredo", client), ("Teredo server", server))
+    if addr in _IPV4_COMPATIBLE and value > 1:
+        return (("IPv4-compatible", ipaddress.IPv4Address(value)),)
+    return ()
+
+
+def _parse_allow_entry(entry: str) -> _IPNetwork:
+    text = str(entry).strip()
+    if text.startswith("[") and "]" in text:
+        text = text[1:].replace("]", "", 1)
+    try:
+        if "%" in text:
+            raise ValueError("IPv6 zone ids are not allowed")
+        net = ipaddress.ip_network(text, strict=True)
+    except ValueError as exc:
+        raise ConfigError(f"allow_private: {entry!r} is not an IP address or CIDR ({exc})") from exc
+    if net.prefixlen == 0:
+        raise ConfigError(f"allow_private: {entry!r} would allow every address")
+    if isinstance(net, ipaddress.IPv6Network) and net.prefixlen >= 96:
+        mapped = net.network_address.ipv4_mapped
+        if mapped is not None:
+            return ipaddress.IPv4Network((mapped, net.prefixlen - 96))
+    return net

@@ -1,0 +1,195 @@
+"""The command line: exit codes, one-line errors, JSON output, and crawls of a loopback site."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from sitelore.cli import main
+from sitelore.demo_site import bundled_site_path, serve_site
+
+
+def run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    with pytest.raises(SystemExit) as info:
+        main(args)
+    out, err = capsys.readouterr()
+    code = info.value.code
+    return (code if isinstance(code, int) else 1), out, err
+
+
+@pytest.fixture(scope="module")
+def site() -> Iterator[str]:
+    """The bundled site served from a thread, so the CLI's own event loop can crawl it."""
+    ready = threading.Event()
+    stop: list[asyncio.Event] = []
+    base: list[str] = []
+    loop = asyncio.new_event_loop()
+
+    async def serve() -> None:
+        stop.append(asyncio.Event())
+        async with serve_site(bundled_site_path()) as url:
+            base.append(url)
+            ready.set()
+            await stop[0].wait()
+
+    thread = threading.Thread(target=loop.run_until_complete, args=(serve(),), daemon=True)
+    thread.start()
+    assert ready.wait(10)
+    yield base[0]
+    loop.call_soon_threadsafe(stop[0].set)
+    thread.join(10)
+    loop.close()
+
+
+BAD_URLS = [
+    ("ftp://x/", "ftp://x/"),
+    ("http://user:pw@host.example/", "host.example"),
+    ("http://127.0.0.1/", "127.0.0.1"),
+    ("http://[::ffff:7f00:1]/", "::ffff:7f00:1"),
+    ("http://exa mple.com/", "exa mple.com"),
+    ("not a url", "not a url"),
+    ("http://metadata.google.internal/", "metadata.google.internal"),
+    ("http://2130706433/", "2130706433"),
+]
+
+
+class TestBadInput:
+    @pytest.mark.parametrize(("url", "named"), BAD_URLS)
+    @pytest.mark.parametrize("command", ["fetch", "crawl"])
+    def test_refused_url_exits_2_with_one_line_and_no_store(
+        self,
+        command: str,
+        url: str,
+        named: str,
+        tmp_path: Path,
+        capsys: pytest.CaptureFixture[str],
+    ) -> None:
+        """A refused URL: exit 2, one line naming it (never the password), store untouched."""
+        db = tmp_path / "s.db"
+        code, out, err = run_cli([command, url, "--db", str(db)], capsys)
+        assert code == 2
+        lines = err.strip().splitlines()
+        assert len(lines) == 1, err
+        assert lines[0].startswith("sitelore: error: ")
+        assert named in lines[0]
+        assert "pw" not in err
+        assert "Traceback" not in err
+        assert out == ""
+        assert not db.exists()
+
+    def test_bad_option_value_names_the_flag(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """An invalid option value exits 2 and names the option."""
+        code, _, err = run_cli(
+            ["crawl", "https://docs.example.com/", "--max-pages", "0", "--db", str(tmp_path / "d")],
+            capsys,
+        )
+        assert code == 2
+        assert "--max-pages" in err
+
+    def test_unknown_option_is_a_usage_error(self, capsys: pytest.CaptureFixture[str]) -> None:
+        """Click's own usage errors also exit 2."""
+        code, _, _ = run_cli(["crawl", "https://x.example/", "--frobnicate"], capsys)
+        assert code == 2
+
+    def test_bad_settings_file_exits_78(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """A settings file with a wrong type is a configuration error naming key and file."""
+        config = tmp_path / "sitelore.toml"
+        config.write_text('[limits]\nmax_pages = "many"\n')
+        code, _, err = run_cli(
+            ["search", "x", "--config", str(config), "--db", str(tmp_path / "s.db")], capsys
+        )
+        assert code == 78
+        assert "limits.max_pages" in err
+        assert str(config) in err
+
+    def test_debug_shows_a_traceback(self, capsys: pytest.CaptureFixture[str]) -> None:
+        """--debug adds the traceback to the one-line error."""
+        code, _, err = run_cli(["fetch", "ftp://x/", "--debug"], capsys)
+        assert code == 2
+        assert "Traceback" in err
+
+
+class TestAgainstASite:
+    def test_crawl_json_then_search_list_show(
+        self, site: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """crawl --json prints the pinned summary; search, list and show read the store."""
+        db = str(tmp_path / "s.db")
+        common = ["--db", db, "--allow-private", "127.0.0.1"]
+        code, out, _ = run_cli(
+            ["crawl", site + "/", "--max-pages", "5", "--delay", "0", "--json", *common], capsys
+        )
+        assert code == 0
+        summary = json.loads(out)
+        assert summary["pagesCrawled"] == 5
+        assert summary["truncated"] is True
+        assert summary["truncatedReason"] == "max_pages"
+        assert set(summary) >= {
+            "seed", "pagesCrawled", "pagesIndexed", "truncated", "truncatedReason",
+            "errors", "skipped", "pages", "elapsedMs",
+        }  # fmt: skip
+        first = summary["pages"][0]
+        assert set(first) == {"url", "finalUrl", "depth", "status", "title", "documentId", "error"}
+
+        code, out, _ = run_cli(["search", "lumen", "--db", db, "--json"], capsys)
+        assert code == 0
+        hits = json.loads(out)["hits"]
+        assert hits
+
+        code, out, _ = run_cli(["list", "--db", db, "--json"], capsys)
+        assert json.loads(out)["total"] == 5
+
+        code, out, _ = run_cli(["show", hits[0]["id"], "--db", db], capsys)
+        assert code == 0
+        assert out.startswith("# ")
+
+    def test_fetch_stores_one_page(
+        self, site: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """fetch stores exactly the page asked for and follows nothing."""
+        db = str(tmp_path / "s.db")
+        code, out, _ = run_cli(
+            ["fetch", site + "/guide/quickstart.html", "--db", db, "--allow-private", "127.0.0.1"],
+            capsys,
+        )
+        assert code == 0
+        assert "Quickstart" in out
+        code, out, _ = run_cli(["list", "--db", db, "--json"], capsys)
+        assert json.loads(out)["total"] == 1
+
+    def test_fetch_of_a_missing_page_exits_1(
+        self, site: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """The one page asked for answering 404 is reported with exit 1."""
+        code, _, err = run_cli(
+            ["fetch", site + "/nope.html", "--db", str(tmp_path / "s.db"),
+             "--allow-private", "127.0.0.1"],
+            capsys,
+        )  # fmt: skip
+        assert code == 1
+        assert "404" in err
+
+    def test_loopback_is_refused_without_the_operator_opt_in(
+        self, site: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """Without --allow-private the loopback site is refused as blocked (exit 2)."""
+        code, _, err = run_cli(["crawl", site + "/", "--db", str(tmp_path / "s.db")], capsys)
+        assert code == 2
+        assert "blocked" in err
+
+    def test_show_unknown_id_is_a_usage_error(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """show of an id that is not stored exits 2 naming it."""
+        code, _, err = run_cli(["show", "deadbeef", "--db", str(tmp_path / "s.db")], capsys)
+        assert code == 2
+        assert "deadbeef" in err

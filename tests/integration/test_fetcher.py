@@ -1,0 +1,706 @@
+"""The fetcher against real loopback servers: redirects, caps, timeouts, retries, the guard.
+
+Every server listens on 127.0.0.x. Policies open only the loopback addresses a test
+serves from; "refused" listeners on other loopback addresses count connections so a
+test can prove that nothing reached them. The clock is a FakeClock: retry waits are
+recorded, never slept.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+import random
+import tracemalloc
+import zlib
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from datetime import timedelta
+from email.utils import format_datetime
+from typing import Any
+
+import pytest
+from aiohttp import web
+from aiohttp.test_utils import TestServer
+from tests.fakes import FakeClock, FakeResolver
+
+from sitelore.errors import (
+    BlockedURLError,
+    FetchError,
+    FetchTimeoutError,
+    InvalidURLError,
+    NetworkError,
+    ResponseTooLargeError,
+    RobotsRefusedError,
+    TooManyRedirectsError,
+    UnsupportedContentTypeError,
+)
+from sitelore.fetcher import ACCEPT_ENCODING, HttpFetcher, SystemResolver
+from sitelore.guard import AddressPolicy
+from sitelore.models import Limits
+from sitelore.ports import Fetcher
+
+UA = "sitelore-test/1.0 (+https://example.invalid/bot)"
+MiB = 1024 * 1024
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+# ---------------------------------------------------------------- small worlds
+
+
+@asynccontextmanager
+async def serve(routes: dict[str, Handler], host: str = "127.0.0.1") -> AsyncIterator[TestServer]:
+    """Serve ``routes`` (path -> handler) on ``host`` with aiohttp's test server."""
+    app = web.Application()
+    for path, handler in routes.items():
+        app.router.add_get(path, _as_coroutine(handler))
+    server = TestServer(app, host=host)
+    await server.start_server()
+    try:
+        yield server
+    finally:
+        await server.close()
+
+
+def port_of(server: TestServer) -> int:
+    assert server.port is not None
+    return server.port
+
+
+def _as_coroutine(handler: Handler) -> Handler:
+    """aiohttp wants coroutine functions; recorders are callable objects."""
+
+    async def route(request: web.Request) -> web.StreamResponse:
+        return await handler(request)
+
+    return route
+
+
+class Listener:
+    """A raw TCP listener that counts connections and answers with ``reply``."""
+
+    def __init__(self, reply: Callable[[asyncio.StreamWriter], Awaitable[None]] | None = None):
+        self.connections = 0
+        self._reply = reply
+        self._server: asyncio.Server | None = None
+        self.port = 0
+
+    async def start(self, host: str, port: int = 0) -> Listener:
+        self._server = await asyncio.start_server(self._on_connect, host, port)
+        self.port = self._server.sockets[0].getsockname()[1]
+        return self
+
+    async def close(self) -> None:
+        assert self._server is not None
+        self._server.close()
+        await self._server.wait_closed()
+
+    async def _on_connect(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.connections += 1
+        try:
+            if self._reply is not None:
+                await reader.readuntil(b"\r\n\r\n")
+                await self._reply(writer)
+        except (ConnectionError, asyncio.IncompleteReadError):
+            pass
+        finally:
+            writer.close()
+
+
+@asynccontextmanager
+async def listen(
+    host: str,
+    port: int = 0,
+    reply: Callable[[asyncio.StreamWriter], Awaitable[None]] | None = None,
+) -> AsyncIterator[Listener]:
+    listener = await Listener(reply).start(host, port)
+    try:
+        yield listener
+    finally:
+        await listener.close()
+
+
+def make_fetcher(clock: FakeClock | None = None, **kwargs: Any) -> HttpFetcher:
+    kwargs.setdefault("policy", AddressPolicy(["127.0.0.1"]))
+    kwargs.setdefault("resolver", FakeResolver({}))
+    return HttpFetcher(user_agent=UA, clock=clock or FakeClock(), rng=random.Random(7), **kwargs)
+
+
+def text(body: str, status: int = 200, headers: dict[str, str] | None = None) -> Handler:
+    async def handler(request: web.Request) -> web.StreamResponse:
+        return web.Response(body=body.encode(), status=status, headers=headers)
+
+    return handler
+
+
+def redirect(location: str, status: int = 302) -> Handler:
+    return text("", status=status, headers={"Location": location})
+
+
+class Recorder:
+    """A handler that records each request's headers and answers from a script."""
+
+    def __init__(self, *responses: tuple[int, dict[str, str], str]) -> None:
+        self.requests: list[dict[str, str]] = []
+        self._responses = list(responses) or [(200, {}, "ok")]
+
+    async def __call__(self, request: web.Request) -> web.StreamResponse:
+        self.requests.append(dict(request.headers))
+        index = min(len(self.requests), len(self._responses)) - 1
+        status, headers, body = self._responses[index]
+        return web.Response(status=status, headers=headers, text=body)
+
+
+# ---------------------------------------------------------------- basics
+
+
+class TestBasics:
+    async def test_get_returns_snapshot(self) -> None:
+        """A 200 comes back as a snapshot with body, headers, address and clock time."""
+        clock = FakeClock()
+        async with (
+            serve({"/": text("<h1>hi</h1>", headers={"Content-Type": "text/html"})}) as server,
+            make_fetcher(clock) as fetcher,
+        ):
+            url = str(server.make_url("/"))
+            snapshot = await fetcher.fetch(url)
+        assert snapshot.status == 200
+        assert snapshot.body == b"<h1>hi</h1>"
+        assert snapshot.content_type == "text/html"
+        assert snapshot.url == url
+        assert snapshot.final_url == url
+        assert snapshot.redirects == ()
+        assert snapshot.address == "127.0.0.1"
+        assert snapshot.fetched_at == clock.now()
+
+    async def test_user_agent_and_headers_sent_exactly(self) -> None:
+        """The configured User-Agent and Accept-Encoding always win over the caller's."""
+        recorder = Recorder()
+        async with serve({"/": recorder}) as server, make_fetcher() as fetcher:
+            await fetcher.fetch(
+                str(server.make_url("/")),
+                headers={"User-Agent": "spoof", "Accept-Encoding": "br", "X-Trace": "42"},
+            )
+        sent = recorder.requests[0]
+        assert sent["User-Agent"] == UA
+        assert sent["Accept-Encoding"] == ACCEPT_ENCODING
+        assert sent["X-Trace"] == "42"
+        assert "Cookie" not in sent
+
+    async def test_404_is_a_snapshot_and_not_retried(self) -> None:
+        clock = FakeClock()
+        recorder = Recorder((404, {}, "missing"))
+        async with serve({"/": recorder}) as server, make_fetcher(clock) as fetcher:
+            snapshot = await fetcher.fetch(str(server.make_url("/")))
+        assert snapshot.status == 404
+        assert snapshot.body == b"missing"
+        assert len(recorder.requests) == 1
+        assert clock.sleeps == []
+
+    async def test_invalid_url_refused_before_io(self) -> None:
+        async with make_fetcher() as fetcher:
+            with pytest.raises(InvalidURLError):
+                await fetcher.fetch("ftp://127.0.0.1/")
+
+    async def test_is_a_fetcher_port(self) -> None:
+        assert isinstance(make_fetcher(), Fetcher)
+
+    async def test_system_resolver_answers_numeric_hosts(self) -> None:
+        """The default resolver goes through getaddrinfo (numeric here: no DNS traffic)."""
+        assert list(await SystemResolver().resolve("127.0.0.2", 80)) == ["127.0.0.2"]
+
+    async def test_lifecycle(self) -> None:
+        """Fetching needs an open fetcher; a closed one cannot be used or reopened."""
+        fetcher = make_fetcher()
+        with pytest.raises(RuntimeError, match="not opened"):
+            await fetcher.fetch("http://127.0.0.1/")
+        async with fetcher:
+            pass
+        with pytest.raises(RuntimeError, match="closed"):
+            await fetcher.fetch("http://127.0.0.1/")
+        with pytest.raises(RuntimeError):
+            await fetcher.__aenter__()
+
+
+# ---------------------------------------------------------------- redirects
+
+
+class TestRedirects:
+    async def test_chain_followed_and_recorded(self) -> None:
+        routes = {"/a": redirect("/b", 301), "/b": redirect("c", 307), "/c": text("done")}
+        async with serve(routes) as server, make_fetcher() as fetcher:
+            url, b_url, c_url = (str(server.make_url(path)) for path in ("/a", "/b", "/c"))
+            snapshot = await fetcher.fetch(url)
+        assert snapshot.body == b"done"
+        assert snapshot.final_url == c_url
+        assert snapshot.redirects == (url, b_url)
+
+    async def test_ten_hop_chain_stops_at_cap(self) -> None:
+        """With the cap at 5, the sixth redirect fails and no seventh request is made."""
+        hits: list[int] = []
+
+        async def chain(request: web.Request) -> web.StreamResponse:
+            n = int(request.match_info["n"])
+            hits.append(n)
+            if n >= 10:
+                return web.Response(text="end")
+            return web.Response(status=302, headers={"Location": f"/chain/{n + 1}"})
+
+        async with serve({"/chain/{n}": chain}) as server, make_fetcher() as fetcher:
+            with pytest.raises(TooManyRedirectsError):
+                await fetcher.fetch(str(server.make_url("/chain/0")))
+        assert hits == [0, 1, 2, 3, 4, 5]
+
+    async def test_cap_comes_from_limits(self) -> None:
+        routes = {"/a": redirect("/b"), "/b": text("b")}
+        async with serve(routes) as server, make_fetcher(limits=Limits(max_redirects=0)) as f:
+            with pytest.raises(TooManyRedirectsError):
+                await f.fetch(str(server.make_url("/a")))
+
+    async def test_loop_detected(self) -> None:
+        routes = {"/x": redirect("/y"), "/y": redirect("/x")}
+        async with serve(routes) as server, make_fetcher() as fetcher:
+            with pytest.raises(TooManyRedirectsError, match="loop"):
+                await fetcher.fetch(str(server.make_url("/x")))
+
+    async def test_3xx_without_location_is_returned(self) -> None:
+        async with serve({"/": text("moved", status=302)}) as server, make_fetcher() as fetcher:
+            snapshot = await fetcher.fetch(str(server.make_url("/")))
+        assert snapshot.status == 302
+        assert snapshot.body == b"moved"
+
+    async def test_non_http_location_is_blocked(self) -> None:
+        async with (
+            serve({"/": redirect("file:///etc/passwd")}) as server,
+            make_fetcher() as fetcher,
+        ):
+            with pytest.raises(BlockedURLError, match="file") as info:
+                await fetcher.fetch(str(server.make_url("/")))
+        assert info.value.url == "file:///etc/passwd"  # the refused hop, not the page
+
+    async def test_redirect_to_refused_literal_never_reaches_it(self) -> None:
+        async with listen("127.0.0.3") as refused:
+            target = f"http://127.0.0.3:{refused.port}/secret"
+            async with serve({"/": redirect(target)}) as server, make_fetcher() as fetcher:
+                with pytest.raises(BlockedURLError) as info:
+                    await fetcher.fetch(str(server.make_url("/")))
+        assert info.value.address == "127.0.0.3"
+        assert refused.connections == 0
+
+    async def test_redirect_to_name_of_refused_address_never_reaches_it(self) -> None:
+        """A hop whose name resolves to a refused address fails at that hop."""
+        async with listen("127.0.0.3") as refused:
+            resolver = FakeResolver({"internal.test": ["127.0.0.3"]})
+            target = f"http://internal.test:{refused.port}/"
+            async with (
+                serve({"/": redirect(target)}) as server,
+                make_fetcher(resolver=resolver) as fetcher,
+            ):
+                with pytest.raises(BlockedURLError) as info:
+                    await fetcher.fetch(str(server.make_url("/")))
+        assert info.value.address == "127.0.0.3"
+        assert info.value.url == target
+        assert refused.connections == 0
+        assert resolver.calls == [("internal.test", refused.port)]
+
+    async def test_check_hop_can_stop_a_hop(self) -> None:
+        """check_hop sees the normalised next URL and its refusal stops the fetch."""
+        recorder = Recorder()
+        asked: list[str] = []
+
+        async def check_hop(url: str) -> None:
+            asked.append(url)
+            raise RobotsRefusedError(url, "robots.txt", "disallowed")
+
+        routes: dict[str, Handler] = {"/a": redirect("/B?x=1#frag"), "/B": recorder}
+        async with serve(routes) as server, make_fetcher() as fetcher:
+            with pytest.raises(RobotsRefusedError):
+                await fetcher.fetch(str(server.make_url("/a")), check_hop=check_hop)
+            assert asked == [str(server.make_url("/B?x=1"))]
+        assert recorder.requests == []
+
+    async def test_credentials_dropped_across_origins(self) -> None:
+        """Cookie and Authorization reach the first origin only."""
+        second = Recorder()
+        secrets = {"Cookie": "session=s3cret", "Authorization": "Bearer t0ken", "X-Keep": "1"}
+        policy = AddressPolicy(["127.0.0.1", "127.0.0.2"])
+        async with serve({"/": second}, host="127.0.0.2") as other:
+            first = Recorder((302, {"Location": str(other.make_url("/"))}, ""))
+            async with serve({"/": first}) as server, make_fetcher(policy=policy) as fetcher:
+                snapshot = await fetcher.fetch(str(server.make_url("/")), headers=secrets)
+        assert snapshot.address == "127.0.0.2"
+        assert first.requests[0]["Cookie"] == "session=s3cret"
+        assert first.requests[0]["Authorization"] == "Bearer t0ken"
+        assert "Cookie" not in second.requests[0]
+        assert "Authorization" not in second.requests[0]
+        assert second.requests[0]["X-Keep"] == "1"
+
+    async def test_credentials_kept_on_same_origin(self) -> None:
+        recorder = Recorder()
+        async with serve({"/a": redirect("/b"), "/b": recorder}) as server, make_fetcher() as f:
+            await f.fetch(str(server.make_url("/a")), headers={"Authorization": "Bearer t"})
+        assert recorder.requests[0]["Authorization"] == "Bearer t"
+
+
+# ---------------------------------------------------------------- bodies
+
+
+def gzip_bomb(size: int = 10 * 1000 * 1000) -> bytes:
+    return gzip.compress(b"\0" * size, compresslevel=9)
+
+
+class TestBodies:
+    @pytest.mark.parametrize(
+        ("encoding", "encode"),
+        [
+            ("gzip", gzip.compress),
+            ("x-gzip", gzip.compress),
+            ("deflate", zlib.compress),
+            ("deflate", lambda data: zlib.compress(data)[2:-4]),  # raw deflate, as some send
+            ("gzip, gzip", lambda data: gzip.compress(gzip.compress(data))),
+            ("identity", lambda data: data),
+        ],
+    )
+    async def test_encoded_body_is_decoded(
+        self, encoding: str, encode: Callable[[bytes], bytes]
+    ) -> None:
+        payload = b"<p>" + b"hello " * 50_000 + b"</p>"
+
+        async def handler(request: web.Request) -> web.StreamResponse:
+            return web.Response(body=encode(payload), headers={"Content-Encoding": encoding})
+
+        async with serve({"/": handler}) as server, make_fetcher() as fetcher:
+            snapshot = await fetcher.fetch(str(server.make_url("/")))
+        assert snapshot.body == payload
+
+    async def test_gzip_bomb_stops_at_cap_with_bounded_memory(self) -> None:
+        """10 MB of zeros, gzipped, stops at a 1 MiB cap without inflating the rest."""
+        bomb = gzip_bomb()
+
+        async def handler(request: web.Request) -> web.StreamResponse:
+            return web.Response(body=bomb, headers={"Content-Encoding": "gzip"})
+
+        async with serve({"/": handler}) as server, make_fetcher() as fetcher:
+            url = str(server.make_url("/"))
+            tracemalloc.start()
+            try:
+                with pytest.raises(ResponseTooLargeError):
+                    await fetcher.fetch(url, max_bytes=MiB)
+                _, peak = tracemalloc.get_traced_memory()
+            finally:
+                tracemalloc.stop()
+        assert peak < 4 * MiB
+
+    async def test_nested_gzip_bomb_stops_at_cap(self) -> None:
+        bomb = gzip.compress(gzip_bomb())
+
+        async def handler(request: web.Request) -> web.StreamResponse:
+            return web.Response(body=bomb, headers={"Content-Encoding": "gzip, gzip"})
+
+        async with serve({"/": handler}) as server, make_fetcher() as fetcher:
+            with pytest.raises(ResponseTooLargeError):
+                await fetcher.fetch(str(server.make_url("/")), max_bytes=MiB)
+
+    async def test_default_cap_is_limits_max_page_bytes(self) -> None:
+        big = text("x" * (64 * 1024))
+        limits = Limits(max_page_bytes=32 * 1024)
+        async with serve({"/": big}) as server, make_fetcher(limits=limits) as fetcher:
+            with pytest.raises(ResponseTooLargeError):
+                await fetcher.fetch(str(server.make_url("/")))
+
+    @pytest.mark.parametrize("encoding", ["br", "zstd", "compress", "gzip, gzip, gzip"])
+    async def test_unsupported_encoding_refused(self, encoding: str) -> None:
+        handler = text("xx", headers={"Content-Encoding": encoding})
+        async with serve({"/": handler}) as server, make_fetcher() as fetcher:
+            with pytest.raises(UnsupportedContentTypeError):
+                await fetcher.fetch(str(server.make_url("/")))
+
+    async def test_corrupt_gzip_is_network_error(self) -> None:
+        handler = text("definitely not gzip", headers={"Content-Encoding": "gzip"})
+        async with serve({"/": handler}) as server, make_fetcher() as fetcher:
+            with pytest.raises(NetworkError, match="compressed"):
+                await fetcher.fetch(str(server.make_url("/")))
+
+    async def test_endless_chunked_body_stops_at_cap(self) -> None:
+        async def endless(request: web.Request) -> web.StreamResponse:
+            response = web.StreamResponse()
+            response.enable_chunked_encoding()
+            await response.prepare(request)
+            for _ in range(1000):
+                await response.write(b"a" * 65536)
+            return response
+
+        async with serve({"/": endless}) as server, make_fetcher() as fetcher:
+            with pytest.raises(ResponseTooLargeError):
+                await fetcher.fetch(str(server.make_url("/")), max_bytes=MiB)
+
+    async def test_huge_declared_length_refused_without_reading(self) -> None:
+        """Content-Length: 10^12 is neither trusted for allocation nor read."""
+
+        async def reply(writer: asyncio.StreamWriter) -> None:
+            writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 1000000000000\r\n\r\n")
+            for _ in range(200):
+                writer.write(b"a" * 65536)
+                await writer.drain()
+
+        async with listen("127.0.0.1", reply=reply) as server, make_fetcher() as fetcher:
+            tracemalloc.start()
+            try:
+                with pytest.raises(ResponseTooLargeError, match="Content-Length"):
+                    await fetcher.fetch(f"http://127.0.0.1:{server.port}/", max_bytes=MiB)
+                _, peak = tracemalloc.get_traced_memory()
+            finally:
+                tracemalloc.stop()
+        assert peak < 4 * MiB
+
+    async def test_small_declared_length_does_not_lift_the_cap(self) -> None:
+        """A small Content-Length beside a chunked stream never yields more than the cap."""
+
+        async def reply(writer: asyncio.StreamWriter) -> None:
+            writer.write(
+                b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\nTransfer-Encoding: chunked\r\n\r\n"
+            )
+            for _ in range(100):
+                writer.write(b"10000\r\n" + b"a" * 65536 + b"\r\n")
+                await writer.drain()
+
+        async with listen("127.0.0.1", reply=reply) as server, make_fetcher() as fetcher:
+            with pytest.raises(FetchError) as info:
+                await fetcher.fetch(f"http://127.0.0.1:{server.port}/", max_bytes=MiB)
+        assert isinstance(info.value, ResponseTooLargeError | NetworkError)
+
+
+# ---------------------------------------------------------------- timeouts
+
+
+def trickle(interval: float, count: int = 50) -> Handler:
+    async def handler(request: web.Request) -> web.StreamResponse:
+        response = web.StreamResponse()
+        response.enable_chunked_encoding()
+        await response.prepare(request)
+        for _ in range(count):
+            await response.write(b"x")
+            await asyncio.sleep(interval)
+        return response
+
+    return handler
+
+
+class TestTimeouts:
+    async def test_trickling_body_hits_idle_timeout(self) -> None:
+        async with (
+            serve({"/": trickle(0.3)}) as server,
+            make_fetcher(read_timeout=0.1) as fetcher,
+        ):
+            with pytest.raises(FetchTimeoutError, match="waiting for data"):
+                await fetcher.fetch(str(server.make_url("/")))
+
+    async def test_steady_trickle_hits_total_budget(self) -> None:
+        async with (
+            serve({"/": trickle(0.02, count=500)}) as server,
+            make_fetcher(read_timeout=1.0) as fetcher,
+        ):
+            with pytest.raises(FetchTimeoutError, match="budget"):
+                await fetcher.fetch(str(server.make_url("/")), timeout=0.2)
+
+    async def test_silent_server_hits_first_byte_timeout(self) -> None:
+        async def reply(writer: asyncio.StreamWriter) -> None:
+            await asyncio.sleep(1.0)
+
+        async with (
+            listen("127.0.0.1", reply=reply) as server,
+            make_fetcher(read_timeout=0.1) as fetcher,
+        ):
+            with pytest.raises(FetchTimeoutError):
+                await fetcher.fetch(f"http://127.0.0.1:{server.port}/")
+
+    async def test_spent_deadline_refuses_to_start(self) -> None:
+        clock = FakeClock()
+        async with make_fetcher(clock, deadline=clock.monotonic() - 1) as fetcher:
+            with pytest.raises(FetchTimeoutError):
+                await fetcher.fetch("http://127.0.0.1:9/")
+
+
+# ---------------------------------------------------------------- retries
+
+
+class TestRetries:
+    async def test_503_retry_after_is_honoured(self) -> None:
+        clock = FakeClock()
+        recorder = Recorder((503, {"Retry-After": "7"}, "busy"), (200, {}, "ok"))
+        async with serve({"/": recorder}) as server, make_fetcher(clock) as fetcher:
+            snapshot = await fetcher.fetch(str(server.make_url("/")))
+        assert snapshot.status == 200
+        assert snapshot.body == b"ok"
+        assert clock.sleeps == [7.0]
+        assert len(recorder.requests) == 2
+
+    async def test_retry_after_http_date(self) -> None:
+        clock = FakeClock()
+        when = format_datetime(clock.now() + timedelta(seconds=12), usegmt=True)
+        recorder = Recorder((429, {"Retry-After": when}, ""), (200, {}, "ok"))
+        async with serve({"/": recorder}) as server, make_fetcher(clock) as fetcher:
+            snapshot = await fetcher.fetch(str(server.make_url("/")))
+        assert snapshot.status == 200
+        assert clock.sleeps == [12.0]
+
+    @pytest.mark.parametrize("status", [429, 502, 503, 504])
+    async def test_retried_statuses_use_jittered_backoff(self, status: int) -> None:
+        """Without Retry-After: at most two retries, waits growing and jittered."""
+        clock = FakeClock()
+        recorder = Recorder((status, {}, "no"))
+        async with serve({"/": recorder}) as server, make_fetcher(clock) as fetcher:
+            snapshot = await fetcher.fetch(str(server.make_url("/")))
+        assert snapshot.status == status
+        assert len(recorder.requests) == 3
+        first, second = clock.sleeps
+        assert 0.25 <= first <= 0.5
+        assert 0.5 <= second <= 1.0
+
+    async def test_429_retry_after_over_cap_returned_without_waiting(self) -> None:
+        clock = FakeClock()
+        recorder = Recorder((429, {"Retry-After": "86400"}, "later"))
+        async with serve({"/": recorder}) as server, make_fetcher(clock) as fetcher:
+            snapshot = await fetcher.fetch(str(server.make_url("/")))
+        assert snapshot.status == 429
+        assert len(recorder.requests) == 1
+        assert clock.sleeps == []
+
+    async def test_never_waits_past_deadline(self) -> None:
+        clock = FakeClock()
+        recorder = Recorder((503, {"Retry-After": "10"}, ""), (200, {}, "ok"))
+        fetcher = make_fetcher(clock, deadline=clock.monotonic() + 5)
+        async with serve({"/": recorder}) as server, fetcher:
+            snapshot = await fetcher.fetch(str(server.make_url("/")))
+        assert snapshot.status == 503
+        assert clock.sleeps == []
+
+    async def test_never_waits_past_page_budget(self) -> None:
+        clock = FakeClock()
+        recorder = Recorder((503, {"Retry-After": "20"}, ""), (200, {}, "ok"))
+        async with serve({"/": recorder}) as server, make_fetcher(clock) as fetcher:
+            snapshot = await fetcher.fetch(str(server.make_url("/")), timeout=15)
+        assert snapshot.status == 503
+        assert clock.sleeps == []
+
+    @pytest.mark.parametrize("status", [400, 401, 403, 410, 500])
+    async def test_other_statuses_not_retried(self, status: int) -> None:
+        clock = FakeClock()
+        recorder = Recorder((status, {"Retry-After": "1"}, ""))
+        async with serve({"/": recorder}) as server, make_fetcher(clock) as fetcher:
+            snapshot = await fetcher.fetch(str(server.make_url("/")))
+        assert snapshot.status == status
+        assert len(recorder.requests) == 1
+
+    async def test_connection_refused_is_retried_then_network_error(self) -> None:
+        clock = FakeClock()
+        async with listen("127.0.0.1") as closed:
+            port = closed.port
+        async with make_fetcher(clock) as fetcher:
+            with pytest.raises(NetworkError, match="connect"):
+                await fetcher.fetch(f"http://127.0.0.1:{port}/")
+        assert len(clock.sleeps) == 2
+
+
+# ---------------------------------------------------------------- the guard at connect time
+
+
+class TestGuardedResolver:
+    async def test_dns_rebinding_second_answer_refused(self) -> None:
+        """First lookup: allowed 127.0.0.2. Second: 127.0.0.1, which gets no connection."""
+        policy = AddressPolicy(["127.0.0.2"])
+        resolver = FakeResolver({"rebind.test": [["127.0.0.2"], ["127.0.0.1"]]})
+
+        async def closing(request: web.Request) -> web.StreamResponse:
+            response = web.Response(text="public")
+            response.force_close()  # no pooled connection: the second fetch must resolve
+            return response
+
+        async with serve({"/": closing}, host="127.0.0.2") as server:
+            port = port_of(server)
+            url = f"http://rebind.test:{port}/"
+            async with (
+                listen("127.0.0.1", port=port) as loopback,
+                make_fetcher(policy=policy, resolver=resolver) as fetcher,
+            ):
+                first = await fetcher.fetch(url)
+                with pytest.raises(BlockedURLError) as info:
+                    await fetcher.fetch(url)
+        assert first.body == b"public"
+        assert first.address == "127.0.0.2"
+        assert info.value.address == "127.0.0.1"
+        assert info.value.kind == "blocked"
+        assert loopback.connections == 0
+        assert len(resolver.calls) == 2
+
+    async def test_one_bad_answer_refuses_the_request(self) -> None:
+        policy = AddressPolicy(["127.0.0.2"])
+        resolver = FakeResolver({"mixed.test": ["127.0.0.2", "127.0.0.3"]})
+        recorder = Recorder()
+        async with (
+            serve({"/": recorder}, host="127.0.0.2") as server,
+            make_fetcher(policy=policy, resolver=resolver) as fetcher,
+        ):
+            with pytest.raises(BlockedURLError) as info:
+                await fetcher.fetch(f"http://mixed.test:{port_of(server)}/")
+        assert info.value.address == "127.0.0.3"
+        assert recorder.requests == []
+
+    async def test_lookup_failure_fails_closed(self) -> None:
+        clock = FakeClock()
+        async with make_fetcher(clock, resolver=FakeResolver({})) as fetcher:
+            with pytest.raises(NetworkError, match="resolve"):
+                await fetcher.fetch("http://nowhere.test/")
+
+    async def test_empty_answer_fails_closed(self) -> None:
+        async with make_fetcher(resolver=FakeResolver({"empty.test": [[]]})) as fetcher:
+            with pytest.raises(NetworkError):
+                await fetcher.fetch("http://empty.test/")
+
+    async def test_name_connects_with_host_header_of_the_name(self) -> None:
+        recorder = Recorder()
+        resolver = FakeResolver({"docs.test": ["127.0.0.1"]})
+        async with serve({"/": recorder}) as server, make_fetcher(resolver=resolver) as fetcher:
+            port = port_of(server)
+            snapshot = await fetcher.fetch(f"http://Docs.Test.:{port}/")
+        assert snapshot.final_url == f"http://docs.test:{port}/"
+        assert snapshot.address == "127.0.0.1"
+        assert recorder.requests[0]["Host"] == f"docs.test:{port}"
+
+    async def test_resolve_override_pins_a_name(self) -> None:
+        """--resolve answers instead of the resolver (which knows nothing here)."""
+        recorder = Recorder()
+        async with serve({"/": recorder}, host="127.0.0.2") as server:
+            port = port_of(server)
+            overrides = {("docs.test", port): "127.0.0.2"}
+            policy = AddressPolicy(["127.0.0.2"])
+            fetcher = make_fetcher(policy=policy, resolve_overrides=overrides)
+            async with fetcher:
+                snapshot = await fetcher.fetch(f"http://docs.test:{port}/")
+        assert snapshot.address == "127.0.0.2"
+        assert recorder.requests[0]["Host"] == f"docs.test:{port}"
+
+    async def test_resolve_override_is_still_checked(self) -> None:
+        async with listen("127.0.0.3") as refused:
+            overrides = {("docs.test", refused.port): "127.0.0.3"}
+            async with make_fetcher(resolve_overrides=overrides) as fetcher:
+                with pytest.raises(BlockedURLError):
+                    await fetcher.fetch(f"http://docs.test:{refused.port}/")
+        assert refused.connections == 0
+
+    async def test_refused_literal_gets_no_connection(self) -> None:
+        async with listen("127.0.0.3") as refused, make_fetcher() as fetcher:
+            with pytest.raises(BlockedURLError):
+                await fetcher.fetch(f"http://2130706435:{refused.port}/")
+        assert refused.connections == 0
+
+    async def test_proxy_environment_ignored(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        async with listen("127.0.0.1") as proxy:
+            for name in ("HTTP_PROXY", "http_proxy", "HTTPS_PROXY", "ALL_PROXY"):
+                monkeypatch.setenv(name, f"http://127.0.0.1:{proxy.port}")
+            async with serve({"/": text("direct")}, host="127.0.0.2") as server:
+                fetcher = make_fetcher(policy=AddressPolicy(["127.0.0.1", "127.0.0.2"]))
+                async with fetcher:
+                    snapshot = await fetcher.fetch(str(server.make_url("/")))
+        assert snapshot.body == b"direct"
+        assert proxy.connections == 0

@@ -1,0 +1,546 @@
+"""to_document / html_to_document / decode_body: tables of HTML in, Markdown out."""
+
+from __future__ import annotations
+
+import codecs
+from pathlib import Path
+
+import pytest
+from tests.samples import tiny_pdf
+
+from sitelore.convert import decode_body, html_to_document, to_document
+from sitelore.errors import ConversionError, UnsupportedContentTypeError
+
+URL = "https://docs.example.com/guide/page.html"
+FIXTURES = Path(__file__).parent / "fixtures"
+EXAMPLE_SITE = Path(__file__).resolve().parents[2] / "examples" / "site"
+
+
+def page(body: str, head: str = "") -> str:
+    """A minimal HTML page with ``body`` inside ``<main>``."""
+    return f"<html><head>{head}</head><body><main>{body}</main></body></html>"
+
+
+def markdown_of(body: str, head: str = "", url: str = URL) -> str:
+    """The Markdown the converter makes of ``body``."""
+    return html_to_document(page(body, head), url).markdown
+
+
+# --- hostile markup ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("body", "present", "absent"),
+    [
+        (
+            "<p>before</p><script>var s = '<p>evil</p>';</SCRIPT ><p>after</p>",
+            ["before", "after"],
+            ["evil", "var s"],
+        ),
+        ("<p>kept</p><script>document.write('<p>never')", ["kept"], ["never", "document"]),
+        ("<p>kept</p><style>p { color: red }</style>", ["kept"], ["color"]),
+        ("<p>kept</p><template><p>tmpl</p></template>", ["kept"], ["tmpl"]),
+        ("<p>kept</p><noscript>enable js</noscript>", ["kept"], ["enable js"]),
+        ("<p>shown</p><div hidden>secret one</div>", ["shown"], ["secret one"]),
+        ("<p>shown</p><p aria-hidden='true'>secret two</p>", ["shown"], ["secret two"]),
+        ("<p>shown</p><div style='DISPLAY : none'>secret three</div>", ["shown"], ["secret three"]),
+        (
+            "<p>shown</p><div style='visibility:hidden'>secret four</div>",
+            ["shown"],
+            ["secret four"],
+        ),
+        (
+            "<div class='cookie-banner'><p>We use cookies, accept them all.</p></div><p>body</p>",
+            ["body"],
+            ["cookies"],
+        ),
+        (
+            "<nav><a href='/a'>Menu entry</a></nav><p>body</p><aside>Side note</aside>"
+            "<footer>Footer text</footer>",
+            ["body"],
+            ["Menu entry", "Side note", "Footer text"],
+        ),
+        (
+            "<h2>Title<a class='headerlink' href='#t'>¶</a></h2><p>x <a href='#t'>#</a></p>",
+            ["## Title"],
+            ["¶", "](#", "#t)"],
+        ),
+        (
+            "<p>text</p><p><a href='https://gh.example/edit/x.md'>Edit this page</a></p>",
+            ["text"],
+            ["Edit this page"],
+        ),
+        ("<form action='/s'><input name='q'><p>Search</p></form><p>body</p>", ["body"], ["Search"]),
+    ],
+)
+def test_hostile_and_chrome_markup(body: str, present: list[str], absent: list[str]) -> None:
+    """Scripts, hidden elements and chrome never reach the Markdown; content does."""
+    markdown = markdown_of(body)
+    for text in present:
+        assert text in markdown
+    for text in absent:
+        assert text not in markdown
+
+
+def test_page_wide_form_keeps_its_content() -> None:
+    """A form wrapping the whole content (ASP.NET style) is kept, unlike search boxes."""
+    words = " ".join(["content"] * 80)
+    markdown = markdown_of(f"<form action='/post'><h1>Page</h1><p>{words}</p></form>")
+    assert "# Page" in markdown
+    assert words in markdown
+
+
+def test_nested_tables_stay_readable() -> None:
+    """A table inside a cell keeps its text."""
+    markdown = markdown_of(
+        "<table><tr><th>a</th><th>b</th></tr>"
+        "<tr><td>outer<table><tr><td>inner</td></tr></table></td><td>2</td></tr></table>"
+    )
+    assert "outer" in markdown
+    assert "inner" in markdown
+    assert "| a" in markdown
+
+
+# --- code ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("body", "fence"),
+    [
+        ("<pre><code class='language-rust'>fn main() {}</code></pre>", "```rust"),
+        ("<pre><code class='lang-js'>let x</code></pre>", "```js"),
+        ("<pre class='language-go'>package x</pre>", "```go"),
+        ("<pre><code class='highlight-ruby'>puts 1</code></pre>", "```ruby"),
+        (
+            "<div class='highlight-python notranslate'>"
+            "<div class='highlight'><pre>x = 1</pre></div></div>",
+            "```python",
+        ),
+        (
+            "<div class='highlight-default'><div class='highlight'><pre>x = 1</pre></div></div>",
+            "```python",
+        ),
+        ("<div class='highlight-none'><pre>plain</pre></div>", "```text"),
+        (
+            "<pre class='sourceCode haskell'>"
+            "<code class='sourceCode haskell'>main = 1</code></pre>",
+            "```haskell",
+        ),
+        ("<pre class='rust rust-example-rendered'><code>let a = 1;</code></pre>", "```rust"),
+        ("<pre data-lang='toml'>[x]</pre>", "```toml"),
+        (
+            "<pre><pre class='playground'><code class='language-rust'>fn f() {}</code></pre></pre>",
+            "```rust",
+        ),
+    ],
+)
+def test_code_fences_carry_the_language(body: str, fence: str) -> None:
+    """Each way of naming a code language ends up as the fence's info string."""
+    markdown = markdown_of(body)
+    assert fence in markdown
+    assert markdown.count("```") == 2  # one block, not nested fences
+
+
+def test_code_without_hint_is_still_fenced() -> None:
+    """A bare <pre> becomes a fenced block without an info string."""
+    assert markdown_of("<pre>make all</pre>") == "```\nmake all\n```"
+
+
+def test_fence_is_longer_than_backtick_runs_inside() -> None:
+    """Code holding ``` and ```` runs is fenced with five backticks."""
+    markdown = markdown_of("<pre><code>a = '```'\nb = '````'</code></pre>")
+    assert markdown.startswith("`````")
+    assert markdown.endswith("`````")
+    assert "a = '```'" in markdown
+
+
+def test_links_inside_code_are_plain_text() -> None:
+    """rustdoc links type names inside signatures; the fence shows only the names."""
+    markdown = markdown_of("<pre class='rust'><code>fn f(v: <a href='s.html'>Vec</a>)</code></pre>")
+    assert "fn f(v: Vec)" in markdown
+    assert "](" not in markdown
+
+
+def test_inline_code_and_emphasis() -> None:
+    """Inline code, emphasis and strong emphasis use Markdown syntax."""
+    markdown = markdown_of("<p>Use <code>x()</code>, <em>really</em> <strong>now</strong>.</p>")
+    assert markdown == "Use `x()`, *really* **now**."
+
+
+# --- structure -------------------------------------------------------------------
+
+
+def test_gfm_table() -> None:
+    """A simple table becomes a GFM pipe table with a header row."""
+    markdown = markdown_of(
+        "<table><thead><tr><th>Name</th><th>Value</th></tr></thead>"
+        "<tbody><tr><td>a|b</td><td>1</td></tr><tr><td>c</td><td>2</td></tr></tbody></table>"
+    )
+    lines = markdown.splitlines()
+    assert lines[0].startswith("| Name")
+    assert set(lines[1].replace("|", "").replace(" ", "")) == {"-"}
+    assert "a\\|b" in lines[2]
+    assert len(lines) == 4
+
+
+def test_nested_lists_stay_lists() -> None:
+    """Nested lists are indented list items, never code blocks."""
+    markdown = markdown_of("<ul><li>a<ul><li>b<ol><li>c</li></ol></li></ul></li><li>d</li></ul>")
+    assert markdown.splitlines() == ["- a", "  - b", "    1. c", "- d"]
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        (
+            "<div class='admonition note'><p class='admonition-title'>Note</p><p>Body</p></div>",
+            "> **Note**\n>\n> Body",
+        ),
+        ("<blockquote><p>Quoted</p></blockquote>", "> Quoted"),
+        (
+            "<div class='markdown-alert markdown-alert-tip'><p class='markdown-alert-title'>Tip</p>"
+            "<p>Hint</p></div>",
+            "> **Tip**\n>\n> Hint",
+        ),
+    ],
+)
+def test_quotes_and_admonitions(body: str, expected: str) -> None:
+    """Admonitions become block quotes headed by their title."""
+    assert markdown_of(body) == expected
+
+
+def test_headings_are_atx() -> None:
+    """Headings use # markers."""
+    assert markdown_of("<h1>One</h1><h3>Three</h3>") == "# One\n\n### Three"
+
+
+# --- links and images ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("href", "head", "expected"),
+    [
+        ("other.html", "", "(https://docs.example.com/guide/other.html)"),
+        ("../up.html#s", "", "(https://docs.example.com/up.html#s)"),
+        ("//cdn.example.net/x", "", "(https://cdn.example.net/x)"),
+        (
+            "x.html",
+            "<base href='https://mirror.example.org/base/'>",
+            "(https://mirror.example.org/base/x.html)",
+        ),
+        ("mailto:a@example.com", "", "(mailto:a@example.com)"),
+        ("https://user:pw@example.com/p", "", None),
+        ("javascript:alert(1)", "", None),
+        ("ftp://files.example.com/f", "", None),
+    ],
+)
+def test_markdown_links_are_absolute_and_safe(href: str, head: str, expected: str | None) -> None:
+    """Links resolve against <base href> or the page; unsafe ones become plain text."""
+    markdown = markdown_of(f"<p>see <a href='{href}'>target</a></p>", head)
+    if expected is None:
+        assert markdown == "see target"
+    else:
+        assert f"[target]{expected}" in markdown
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[evil](https://bad.example/)",
+        "![pixel](https://bad.example/p.png)",
+        "<img src=x onerror=alert(1)>",
+        "`code` *star* _under_",
+    ],
+)
+def test_link_text_cannot_inject_markdown(text: str) -> None:
+    """Markdown syntax inside link text is escaped, so no extra link or image appears."""
+    import html
+
+    markdown = markdown_of(f"<p><a href='/t'>{html.escape(text)}</a></p>")
+    assert markdown.endswith("](https://docs.example.com/t)")
+    inner = markdown[1 : markdown.rindex("](")]
+    for char in "[]<>`*_":
+        assert inner.count(char) == inner.count("\\" + char)
+
+
+def test_code_inside_link_text_stays_code() -> None:
+    """An inline code element inside a link keeps its backticks."""
+    assert markdown_of("<p><a href='/d'><code>Drop</code></a></p>") == (
+        "[`Drop`](https://docs.example.com/d)"
+    )
+
+
+def test_images_are_absolute() -> None:
+    """Images keep their alt text and get an absolute URL; data: images keep only alt."""
+    markdown = markdown_of(
+        "<p><img src='i/a.png' alt='Diagram'> <img src='data:image/png;base64,AA' alt='inline'></p>"
+    )
+    assert "![Diagram](https://docs.example.com/guide/i/a.png)" in markdown
+    assert "data:" not in markdown
+    assert "inline" in markdown
+
+
+def test_document_links_cover_the_whole_page() -> None:
+    """Document.links holds every crawlable link, navigation included, once each."""
+    html = (
+        "<html><head><base href='https://docs.example.com/v2/'></head><body>"
+        "<nav><a href='a.html'>A</a><a href='#top'>top</a></nav>"
+        "<main><p><a href='a.html#x'>again</a> <a href='javascript:x'>js</a></p>"
+        "<map><area href='/area.html'></map></main></body></html>"
+    )
+    assert html_to_document(html, URL).links == (
+        "https://docs.example.com/v2/a.html",
+        "https://docs.example.com/area.html",
+    )
+
+
+# --- titles and metadata ---------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("html", "url", "expected"),
+    [
+        (  # <title> segment matching the first h1
+            "<title>Install guide | Acme docs</title><main><h1>Install  guide¶</h1></main>",
+            URL,
+            "Install guide",
+        ),
+        (  # first h1 of the content when the title says something else
+            "<title>Acme</title><main><h1>Getting started</h1></main>",
+            URL,
+            "Getting started",
+        ),
+        (  # site-name h1 outside the content is skipped for a matching h2
+            "<title>Drop trait - The Book</title><body><h1>The Book</h1>"
+            "<main><h2>Drop trait</h2><p>x</p></main></body>",
+            URL,
+            "Drop trait",
+        ),
+        (  # og:title when there is no heading
+            "<title>Raw title</title><meta property='og:title' content='OG title'>"
+            "<main><p>x</p></main>",
+            URL,
+            "OG title",
+        ),
+        ("<title>Only title</title><main><p>x</p></main>", URL, "Only title"),
+        ("<main><p>x</p></main>", "https://ex.com/docs/the-page.html", "the-page"),
+        ("<main><p>x</p></main>", "https://ex.com/", "ex.com"),
+    ],
+)
+def test_title_rules(html: str, url: str, expected: str) -> None:
+    """The title comes from <title>/h1, then h1, then og:title, then the URL."""
+    assert html_to_document(html, url).title == expected
+
+
+def test_metadata() -> None:
+    """Description, language, canonical URL and robots directives are read."""
+    html = (
+        "<html lang='de'><head><meta name='Description' content=' About  this '>"
+        "<link rel='canonical' href='/c.html'><meta name='robots' content='NOINDEX, follow'>"
+        "</head><body><main><p>x</p></main></body></html>"
+    )
+    doc = html_to_document(html, URL)
+    assert (doc.description, doc.lang, doc.canonical_url) == (
+        "About this",
+        "de",
+        "https://docs.example.com/c.html",
+    )
+    assert (doc.noindex, doc.nofollow) == (True, False)
+    assert html_to_document("<meta name=robots content=none><p>x", URL).nofollow
+
+
+def test_page_without_container_keeps_its_text() -> None:
+    """A page with no content container still yields its text, without the menu."""
+    words = " ".join(f"word{i}" for i in range(300))
+    html = (
+        "<html><body><nav><a href='/a'>Home link</a> <a href='/b'>About link</a></nav>"
+        f"<div><div><h1>Article</h1><p>{words}</p></div></div></body></html>"
+    )
+    doc = html_to_document(html, URL)
+    assert "word299" in doc.markdown
+    assert "Home link" not in doc.markdown
+    assert doc.title == "Article"
+
+
+# --- content types and charsets --------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("body", "content_type", "title"),
+    [
+        (b"# Heading\n\nText *kept*.\n", "text/markdown", "Heading"),
+        (b"\n\nFirst line\nsecond\n", "text/plain; charset=utf-8", "First line"),
+        (b"", "text/plain", "notes"),
+    ],
+)
+def test_text_is_stored_as_it_is(body: bytes, content_type: str, title: str) -> None:
+    """text/plain and text/markdown bodies are stored unchanged, with a title."""
+    doc = to_document(body, content_type, "https://ex.com/notes.txt")
+    assert doc.markdown == body.decode()
+    assert doc.title == title
+    assert doc.content_type == content_type.split(";")[0]
+    assert doc.links == ()
+
+
+@pytest.mark.parametrize(
+    "content_type", ["image/png", "application/json", "", "text/css", "application/zip"]
+)
+def test_unsupported_content_type_raises(content_type: str) -> None:
+    """Types that are not converted raise UnsupportedContentTypeError naming the URL."""
+    with pytest.raises(UnsupportedContentTypeError) as info:
+        to_document(b"%PDF", content_type, "https://ex.com/x")
+    assert info.value.url == "https://ex.com/x"
+
+
+def test_xhtml_is_converted() -> None:
+    """application/xhtml+xml goes through the HTML converter."""
+    doc = to_document(
+        b"<html><body><main><h1>X</h1></main></body></html>", "application/xhtml+xml", URL
+    )
+    assert doc.markdown == "# X"
+    assert doc.content_type == "application/xhtml+xml"
+
+
+@pytest.mark.parametrize(
+    ("body", "header", "expected"),
+    [
+        ("café".encode("latin-1"), "iso-8859-1", "café"),
+        ("café".encode(), "utf-8", "café"),
+        (codecs.BOM_UTF8 + "café".encode(), None, "café"),
+        (codecs.BOM_UTF8 + "café".encode(), "utf-8", "café"),
+        ("café".encode("utf-16"), None, "café"),
+        (
+            b'<meta charset="windows-1252">\x93q\x94',
+            None,
+            '<meta charset="windows-1252">\u201cq\u201d',
+        ),
+        (
+            b"<meta http-equiv='Content-Type' content='text/html; charset=shift_jis'>\x82\xa0",
+            None,
+            "<meta http-equiv='Content-Type' content='text/html; charset=shift_jis'>\u3042",
+        ),
+        (b"ok \xff\xfe bad", None, "ok \ufffd\ufffd bad"),
+        (b"caf\xc3\xa9", "no-such-charset", "café"),
+        (b"x", "base64", "x"),
+        ("é".encode(), '"UTF-8"', "é"),
+    ],
+)
+def test_decode_body(body: bytes, header: str | None, expected: str) -> None:
+    """Header charset, then BOM, then <meta>, then UTF-8; bad bytes are replaced."""
+    assert decode_body(body, header) == expected
+
+
+def test_charset_from_content_type_header() -> None:
+    """to_document reads the charset parameter of the Content-Type."""
+    body = "<main><p>naïve</p></main>".encode("latin-1")
+    assert to_document(body, "text/html; charset=ISO-8859-1", URL).markdown == "naïve"
+    assert to_document(body, "text/html", URL, charset="latin-1").markdown == "naïve"
+
+
+# --- a realistic page ------------------------------------------------------------
+
+
+def test_realistic_docs_page() -> None:
+    """Sidebar, breadcrumbs, cookie banner and footer are dropped; content survives."""
+    html = (FIXTURES / "docs_page.html").read_bytes()
+    doc = to_document(
+        html, "text/html; charset=utf-8", "https://widgetry.example/docs/2.4/pool.html"
+    )
+    assert doc.title == "Configuring the widget pool"
+    assert doc.description == "How to size and tune the widget pool."
+    assert doc.lang == "en-GB"
+    assert doc.canonical_url == "https://widgetry.example/docs/2.4/pool.html"
+    markdown = doc.markdown
+    assert markdown.startswith("# Configuring the widget pool\n")
+    assert "```python\npool = Pool(size=8)\n```" in markdown
+    assert "> **Warning**\n>\n> Never set the pool size" in markdown
+    assert "| `size`" in markdown
+    assert "- Small pools\n  - fewer threads" in markdown
+    assert "![Pool diagram](https://widgetry.example/docs/2.4/img/pool.png)" in markdown
+    assert (
+        "[the requirements](https://widgetry.example/docs/2.4/install.html#requirements)"
+        in markdown
+    )
+    for chrome in (
+        "cookies",
+        "Documentation home",
+        "Installing Widgetry locally",
+        "breadcrumb",
+        "Advanced performance tuning",
+        "Edit this page",
+        "Copyright",
+        "Tracking pixel",
+        "¶",
+        "analytics",
+        "Search the docs",
+    ):
+        assert chrome not in markdown, chrome
+    assert "https://widgetry.example/docs/2.4/tuning.html" in doc.links
+    assert "https://widgetry.example/privacy/" in doc.links
+
+
+def _example_pages() -> list[Path]:
+    if not EXAMPLE_SITE.is_dir():
+        return []
+    return sorted(EXAMPLE_SITE.rglob("*.html"))[:8]
+
+
+@pytest.mark.skipif(not _example_pages(), reason="examples/site has no pages yet")
+@pytest.mark.parametrize("path", _example_pages(), ids=lambda p: p.name)
+def test_example_site_pages(path: Path) -> None:
+    """Pages of the bundled example site convert without navigation text or lost languages."""
+    from selectolax.lexbor import LexborHTMLParser
+
+    html = path.read_text(encoding="utf-8")
+    url = "https://example.invalid/" + path.relative_to(EXAMPLE_SITE).as_posix()
+    doc = html_to_document(html, url)
+    assert doc.title
+    tree = LexborHTMLParser(html)
+    for nav in tree.css("nav"):
+        for link in nav.css("a"):
+            text = " ".join(link.text().split())
+            if len(text.split()) >= 3 and text not in " ".join(
+                " ".join(node.text().split()) for node in tree.css("main, article")
+            ):
+                assert f"[{text}]" not in doc.markdown, text
+    hinted = len(tree.css("pre code[class*=language-], pre[class*=language-]"))
+    info_fences = sum(
+        1
+        for line in doc.markdown.splitlines()
+        if line.lstrip(" >").startswith("```") and len(line.strip(" >`")) > 0
+    )
+    assert info_fences >= hinted
+
+
+def test_page_with_spread_out_text_goes_through_the_fallback() -> None:
+    """No container and no dominant element: trafilatura's extraction (or the body) is used."""
+    paragraphs = "".join(
+        f"<p>Paragraph {i} explains one more detail of the topic at some length, "
+        f"so that the extractor sees real prose here number {i}.</p>"
+        for i in range(12)
+    )
+    html = (
+        "<html><head><title>Spread out</title></head><body>"
+        "<nav><a href='/a'>Home link</a> <a href='/b'>About link</a></nav>"
+        f"{paragraphs}<footer>Footer text here</footer></body></html>"
+    )
+    doc = html_to_document(html, URL)
+    assert "Paragraph 0 explains" in doc.markdown
+    assert "Paragraph 11 explains" in doc.markdown
+    assert "Home link" not in doc.markdown
+    assert "Footer text" not in doc.markdown
+    assert doc.title == "Spread out"
+
+
+class TestPdf:
+    def test_pdf_text_becomes_the_document(self) -> None:
+        """A PDF's text is extracted with pypdf and titled from its first line."""
+        doc = to_document(tiny_pdf("Release notes 2.0"), "application/pdf", "https://ex.com/n.pdf")
+        assert "Release notes 2.0" in doc.markdown
+        assert doc.title == "Release notes 2.0"
+        assert doc.content_type == "application/pdf"
+
+    def test_broken_pdf_is_a_conversion_error(self) -> None:
+        """A body that is not a readable PDF raises ConversionError naming the URL."""
+        with pytest.raises(ConversionError, match=r"https://ex\.com/x\.pdf"):
+            to_document(b"%PDF-1.4 garbage", "application/pdf", "https://ex.com/x.pdf")

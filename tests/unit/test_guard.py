@@ -1,0 +1,397 @@
+"""The address guard as tables: URL forms, address ranges, allow lists, --resolve entries."""
+
+from __future__ import annotations
+
+import pytest
+
+from sitelore.errors import BlockedURLError, ConfigError, InvalidURLError, UsageError
+from sitelore.guard import AddressPolicy, Target, check_url, parse_resolve_entry, redact_url
+
+LOOPBACK_ONLY = AddressPolicy(["127.0.0.2"])
+
+
+class TestCheckUrlAccepts:
+    """URLs that pass, and the normalised form the fetcher will request."""
+
+    @pytest.mark.parametrize(
+        ("url", "redacted", "host", "port", "ip"),
+        [
+            ("http://example.com", "http://example.com/", "example.com", 80, None),
+            (
+                "https://example.com/a?b=c#frag",
+                "https://example.com/a?b=c",
+                "example.com",
+                443,
+                None,
+            ),
+            (
+                "HTTP://Example.COM:8080/Docs",
+                "http://example.com:8080/Docs",
+                "example.com",
+                8080,
+                None,
+            ),
+            ("http://example.com./", "http://example.com/", "example.com", 80, None),
+            ("http://example.com:443/", "http://example.com:443/", "example.com", 443, None),
+            ("https://example.com:443/", "https://example.com/", "example.com", 443, None),
+            ("  http://example.com/  ", "http://example.com/", "example.com", 80, None),
+            ("http://bücher.de/", "http://xn--bcher-kva.de/", "xn--bcher-kva.de", 80, None),
+            (
+                "http://example.com/a b/ä",
+                "http://example.com/a%20b/%C3%A4",
+                "example.com",
+                80,
+                None,
+            ),
+            ("http://example.com/%7Euser", "http://example.com/%7Euser", "example.com", 80, None),
+            ("http://docs.internal/", "http://docs.internal/", "docs.internal", 80, None),
+            ("http://8.8.8.8/", "http://8.8.8.8/", "8.8.8.8", 80, "8.8.8.8"),
+            ("http://134744072/", "http://8.8.8.8/", "8.8.8.8", 80, "8.8.8.8"),
+            ("http://0x8.0x8.0x8.0x8/", "http://8.8.8.8/", "8.8.8.8", 80, "8.8.8.8"),
+            (
+                "http://[2001:4860:4860::8888]:81/",
+                "http://[2001:4860:4860::8888]:81/",
+                "2001:4860:4860::8888",
+                81,
+                "2001:4860:4860::8888",
+            ),
+            (
+                "http://[2001:4860:4860:0:0:0:0:8888]/",
+                "http://[2001:4860:4860::8888]/",
+                "2001:4860:4860::8888",
+                80,
+                "2001:4860:4860::8888",
+            ),
+            (
+                "http://[::ffff:8.8.8.8]/",
+                "http://[::ffff:808:808]/",
+                "::ffff:808:808",
+                80,
+                "::ffff:808:808",
+            ),
+        ],
+    )
+    def test_normalises(
+        self, url: str, redacted: str, host: str, port: int, ip: str | None
+    ) -> None:
+        """The host is lower-case ASCII, numbers are canonical, the fragment is dropped."""
+        target = check_url(url)
+        assert (target.redacted, target.host, target.port, target.ip) == (redacted, host, port, ip)
+        assert target.url == target.redacted
+
+    def test_redact_url_hides_userinfo_of_anything(self) -> None:
+        assert redact_url("gopher://bob:pw@[::1/x") == "gopher://***@[::1/x"
+        assert redact_url("http://a.test/\n") == "http://a.test/?"
+
+    def test_target_origin(self) -> None:
+        """The origin is (scheme, host, port) with the default port filled in."""
+        assert check_url("https://Example.com/x").origin == ("https", "example.com", 443)
+
+    def test_allowed_literal_passes_with_policy(self) -> None:
+        """An IP literal the operator allowed passes when the policy is given."""
+        target = check_url("http://127.0.0.2:8000/", policy=LOOPBACK_ONLY)
+        assert target == Target(
+            scheme="http",
+            host="127.0.0.2",
+            port=8000,
+            path="/",
+            redacted="http://127.0.0.2:8000/",
+            ip="127.0.0.2",
+        )
+
+
+class TestCheckUrlRefusesInvalid:
+    """URLs that can never be fetched are InvalidURLError."""
+
+    @pytest.mark.parametrize(
+        "url",
+        [
+            "file:///etc/passwd",
+            "ftp://example.com/",
+            "gopher://example.com/",
+            "javascript:alert(1)",
+            "data:text/html,hi",
+            "dict://example.com:11211/",
+            "example.com/no-scheme",
+            "http://",
+            "http:///path",
+            "http:\\\\127.0.0.1\\",
+            "http://exa mple.com/",
+            "http://%31%32%37.0.0.1/",
+            "http://example.com\tx/",
+            "http://exam\nple.com/",
+            "http://example.com:99999/",
+            "http://example.com:0/",
+            "http://example.com:+80/",
+            "http://example.com:8o/",
+            "http://[example.com]/",
+            "http://[::1/",
+            "http://[fe80::1%25eth0]/",
+            "http://[::1%25lo]:80/",
+            "http://1.2.3.08/",
+            "http://1.2.3.4.5/",
+            "http://256.1.1.1/",
+            "http://1.16777216/",
+            "http://example.123/",
+            "http://example..com/",
+            "http://" + "a" * 64 + ".com/",
+        ],
+    )
+    def test_invalid(self, url: str) -> None:
+        with pytest.raises(InvalidURLError):
+            check_url(url)
+
+    @pytest.mark.parametrize(
+        ("url", "secrets"),
+        [
+            ("http://alice:hunter2@example.com/", ("alice", "hunter2")),
+            ("http://alice@example.com/", ("alice",)),
+            ("http://127.0.0.2:8000@127.0.0.1:8000/", ("127.0.0.2",)),
+            ("http://site.test:8000@127.0.0.1/", ("site.test",)),
+            ("http://evil.test\\@127.0.0.1/", ("evil.test",)),
+            ("http://:s3cret@example.com/", ("s3cret",)),
+        ],
+    )
+    def test_credentials_refused_and_not_repeated(self, url: str, secrets: tuple[str, ...]) -> None:
+        """Userinfo is refused and the message and .url never repeat it."""
+        with pytest.raises(InvalidURLError) as info:
+            check_url(url)
+        for secret in secrets:
+            assert secret not in str(info.value)
+            assert secret not in info.value.url
+        assert "***@" in info.value.url
+
+
+class TestCheckUrlRefusesBlocked:
+    """Local names and refused IP literals are BlockedURLError, before any lookup."""
+
+    @pytest.mark.parametrize(
+        ("url", "reason"),
+        [
+            ("http://localhost/", "local"),
+            ("http://LocalHost./", "local"),
+            ("http://api.localhost:8080/", "local"),
+            ("http://localhost.localdomain/", "local"),
+            ("http://ip6-localhost/", "local"),
+            ("http://invalid/", "reserved"),
+            ("http://foo.invalid/", "reserved"),
+            ("http://metadata/", "metadata"),
+            ("http://metadata.google.internal/computeMetadata/v1/", "metadata"),
+            ("http://METADATA.GOOGLE.INTERNAL./", "metadata"),
+            ("http://instance-data/latest/", "metadata"),
+            ("http://\uff4c\uff4f\uff43\uff41\uff4c\uff48\uff4f\uff53\uff54/", "local"),
+            ("http://127.0.0.1/", "loopback"),
+            ("http://127.0.0.3/", "loopback"),
+            ("http://127.000.000.001/", "loopback"),
+            ("http://2130706433/", "loopback"),
+            ("http://0x7f000001/", "loopback"),
+            ("http://0x7f.0.0.1/", "loopback"),
+            ("http://0177.0.0.1/", "loopback"),
+            ("http://017700000001/", "loopback"),
+            ("http://0x7f.1/", "loopback"),
+            ("http://127.1/", "loopback"),
+            ("http://127.0.1/", "loopback"),
+            ("http://127.0.0.1./", "loopback"),
+            ("http://\uff11\uff12\uff17.0.0.1/", "loopback"),
+            ("http://127\u30020\u30020\u30021/", "loopback"),
+            ("http://0/", "unspecified"),
+            ("http://0.0.0.0/", "unspecified"),
+            ("http://[::]/", "unspecified"),
+            ("http://[::1]/", "loopback"),
+            ("http://[0:0:0:0:0:0:0:1]/", "loopback"),
+            ("http://[::ffff:127.0.0.1]/", "loopback"),
+            ("http://[::FFFF:127.0.0.1]/", "loopback"),
+            ("http://[::ffff:7f00:1]/", "loopback"),
+            ("http://10.0.0.1/", "private"),
+            ("http://169.254.169.254/latest/meta-data/", "link-local"),
+            ("https://[fd00::1]/", "private"),
+        ],
+    )
+    def test_blocked(self, url: str, reason: str) -> None:
+        with pytest.raises(BlockedURLError) as info:
+            check_url(url)
+        assert reason in info.value.reason
+
+    def test_blocked_literal_names_the_address(self) -> None:
+        """A refused literal carries the canonical address it was read as."""
+        with pytest.raises(BlockedURLError) as info:
+            check_url("http://0x7f.1:8080/x")
+        assert info.value.address == "127.0.0.1"
+        assert info.value.url == "http://0x7f.1:8080/x"
+        assert str(info.value) == "http://0x7f.1:8080/x: blocked: 127.0.0.1 is loopback"
+
+    def test_other_loopback_refused_when_one_is_allowed(self) -> None:
+        """Allowing 127.0.0.2 does not open 127.0.0.1 or 127.0.0.3."""
+        for url in ("http://127.0.0.1/", "http://127.0.0.3/", "http://[::1]/"):
+            with pytest.raises(BlockedURLError):
+                check_url(url, policy=LOOPBACK_ONLY)
+
+
+class TestAddressPolicyRefusal:
+    """Every non-public range is refused by default, with a reason."""
+
+    @pytest.mark.parametrize(
+        ("ip", "reason"),
+        [
+            ("127.0.0.1", "loopback"),
+            ("127.255.255.254", "loopback"),
+            ("10.1.2.3", "private"),
+            ("172.16.0.1", "private"),
+            ("172.31.255.255", "private"),
+            ("192.168.1.1", "private"),
+            ("100.64.0.1", "CGNAT"),
+            ("100.127.255.254", "CGNAT"),
+            ("169.254.169.254", "link-local"),
+            ("0.0.0.0", "unspecified"),
+            ("0.1.2.3", "unspecified"),
+            ("224.0.0.1", "multicast"),
+            ("239.255.255.250", "multicast"),
+            ("240.0.0.1", "reserved"),
+            ("255.255.255.255", "broadcast"),
+            ("192.0.2.10", "documentation"),
+            ("198.51.100.7", "documentation"),
+            ("203.0.113.9", "documentation"),
+            ("198.18.0.1", "benchmarking"),
+            ("198.19.255.1", "benchmarking"),
+            ("192.0.0.8", "reserved"),
+            ("192.88.99.1", "reserved"),
+            ("::", "unspecified"),
+            ("::1", "loopback"),
+            ("fc00::1", "private"),
+            ("fd12:3456::1", "private"),
+            ("fe80::1", "link-local"),
+            ("fe80::1%eth0", "link-local"),
+            ("fec0::1", "site-local"),
+            ("ff02::1", "multicast"),
+            ("ff0e::1", "multicast"),
+            ("2001:db8::1", "documentation"),
+            ("3fff::1", "documentation"),
+            ("100::1", "discard"),
+            ("2001:2::1", "reserved"),
+            ("::ffff:127.0.0.1", "loopback (IPv4 127.0.0.1 embedded in IPv4-mapped"),
+            ("::ffff:10.0.0.1", "private (IPv4 10.0.0.1 embedded in IPv4-mapped"),
+            ("::127.0.0.1", "loopback (IPv4 127.0.0.1 embedded in IPv4-compatible"),
+            ("::2", "unspecified (IPv4 0.0.0.2 embedded in IPv4-compatible"),
+            ("64:ff9b::169.254.169.254", "link-local (IPv4 169.254.169.254 embedded in NAT64"),
+            ("64:ff9b::a00:1", "private (IPv4 10.0.0.1 embedded in NAT64"),
+            ("64:ff9b:1:7f00:0:100::", "loopback (IPv4 127.0.0.1 embedded in NAT64"),
+            ("2002:7f00:1::", "loopback (IPv4 127.0.0.1 embedded in 6to4"),
+            ("2002:a9fe:a9fe::1", "link-local (IPv4 169.254.169.254 embedded in 6to4"),
+            ("2001:0:4136:e378:8000:63bf:80ff:fffe", "loopback (IPv4 127.0.0.1 embedded in Teredo"),
+            (
+                "2001:0:a00:1:8000:63bf:f7f7:f7f7",
+                "private (IPv4 10.0.0.1 embedded in Teredo server",
+            ),
+            ("not-an-ip", "not an IP address"),
+            ("0x7f.1", "not an IP address"),
+        ],
+    )
+    def test_refused(self, ip: str, reason: str) -> None:
+        refusal = AddressPolicy().refusal(ip)
+        assert refusal is not None
+        assert refusal.startswith(reason) or reason in refusal
+
+    @pytest.mark.parametrize(
+        "ip",
+        [
+            "8.8.8.8",
+            "93.184.216.34",
+            "1.1.1.1",
+            "2606:4700:4700::1111",
+            "2001:4860:4860::8888",
+            "::ffff:8.8.8.8",
+            "64:ff9b::8.8.8.8",
+            "2002:808:808::1",
+        ],
+    )
+    def test_public_allowed(self, ip: str) -> None:
+        """Public addresses, and transition forms embedding public IPv4, pass."""
+        assert AddressPolicy().refusal(ip) is None
+
+
+class TestAddressPolicyAllowList:
+    """The operator's allow list opens exactly what it names."""
+
+    @pytest.mark.parametrize(
+        ("allow", "ip", "allowed"),
+        [
+            (["127.0.0.2"], "127.0.0.2", True),
+            (["127.0.0.2"], "127.0.0.1", False),
+            (["127.0.0.2"], "::ffff:127.0.0.2", True),
+            (["127.0.0.2"], "::ffff:127.0.0.1", False),
+            (["10.1.0.0/16"], "10.1.255.7", True),
+            (["10.1.0.0/16"], "10.2.0.1", False),
+            (["10.1.0.0/16"], "64:ff9b::a01:203", True),
+            (["192.168.0.0/24", "172.16.5.5"], "172.16.5.5", True),
+            (["fd00::/8"], "fd00::1234", True),
+            (["fd00::/8"], "fe80::1", False),
+            (["[::1]"], "::1", True),
+            (["::ffff:10.0.0.0/104"], "10.9.9.9", True),
+            ([" 169.254.169.254 "], "169.254.169.254", True),
+            ("127.0.0.2", "127.0.0.2", True),
+            ([], "10.0.0.1", False),
+        ],
+    )
+    def test_allow(self, allow: list[str] | str, ip: str, allowed: bool) -> None:
+        assert (AddressPolicy(allow).refusal(ip) is None) is allowed
+
+    def test_allowed_is_canonical(self) -> None:
+        assert AddressPolicy(["10.0.0.0/8", "::1"]).allowed == ("10.0.0.0/8", "::1/128")
+
+    @pytest.mark.parametrize(
+        "entry",
+        [
+            "",
+            "localhost",
+            "10.0.0.0/33",
+            "10.0.0.1/8",
+            "10.0.0.256",
+            "0177.0.0.1",
+            "0.0.0.0/0",
+            "::/0",
+            "fe80::1%eth0",
+        ],
+    )
+    def test_invalid_entry_is_config_error_naming_it(self, entry: str) -> None:
+        with pytest.raises(ConfigError) as info:
+            AddressPolicy(["10.0.0.0/8", entry])
+        assert repr(entry) in str(info.value)
+
+
+class TestParseResolveEntry:
+    """curl-style --resolve HOST:PORT:ADDR entries."""
+
+    @pytest.mark.parametrize(
+        ("entry", "expected"),
+        [
+            ("docs.test:443:127.0.0.2", ("docs.test", 443, "127.0.0.2")),
+            ("Docs.Test.:8080:10.0.0.5", ("docs.test", 8080, "10.0.0.5")),
+            ("docs.test:80:[::1]", ("docs.test", 80, "::1")),
+            ("docs.test:80:::1", ("docs.test", 80, "::1")),
+            ("docs.test:80:0:0:0:0:0:0:0:1", ("docs.test", 80, "::1")),
+            ("bücher.de:443:192.0.2.1", ("xn--bcher-kva.de", 443, "192.0.2.1")),
+        ],
+    )
+    def test_valid(self, entry: str, expected: tuple[str, int, str]) -> None:
+        assert parse_resolve_entry(entry) == expected
+
+    @pytest.mark.parametrize(
+        "entry",
+        [
+            "docs.test",
+            "docs.test:443",
+            "docs.test:443:",
+            ":443:127.0.0.1",
+            "docs.test::127.0.0.1",
+            "docs.test:http:127.0.0.1",
+            "docs.test:70000:127.0.0.1",
+            "docs.test:443:not-an-ip",
+            "docs.test:443:0x7f.1",
+            "docs.test:443:[fe80::1%eth0]",
+            "127.0.0.1:443:127.0.0.2",
+            "do cs.test:443:127.0.0.1",
+        ],
+    )
+    def test_invalid_is_usage_error(self, entry: str) -> None:
+        with pytest.raises(UsageError):
+            parse_resolve_entry(entry)

@@ -1,0 +1,224 @@
+"""The robots.txt loader against a scripted Fetcher: the outcome table, branch by branch."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+
+import pytest
+
+from sitelore.errors import (
+    BlockedURLError,
+    FetchTimeoutError,
+    HTTPStatusError,
+    InvalidURLError,
+    NetworkError,
+    NoSnapshotError,
+    ResponseTooLargeError,
+    SiteloreError,
+    TooManyRedirectsError,
+)
+from sitelore.models import Headers, Snapshot
+from sitelore.ports import Fetcher, HopCheck
+from sitelore.robots import RobotsState, is_allowed
+from sitelore.robots_loader import make_robots_loader
+
+ORIGIN = "https://docs.example.com"
+ROBOTS_URL = ORIGIN + "/robots.txt"
+
+
+class ScriptedFetcher:
+    """Answers every fetch with one snapshot or exception, after the given hops."""
+
+    def __init__(
+        self,
+        *,
+        status: int = 200,
+        body: bytes = b"",
+        error: SiteloreError | None = None,
+        hops: Sequence[str] = (),
+    ) -> None:
+        self.status = status
+        self.body = body
+        self.error = error
+        self.hops = hops
+        self.calls: list[dict[str, object]] = []
+
+    async def fetch(
+        self,
+        url: str,
+        *,
+        max_bytes: int | None = None,
+        headers: Mapping[str, str] | None = None,
+        check_hop: HopCheck | None = None,
+        timeout: float | None = None,
+    ) -> Snapshot:
+        self.calls.append(
+            {"url": url, "max_bytes": max_bytes, "headers": headers, "timeout": timeout}
+        )
+        for hop in self.hops:
+            assert check_hop is not None
+            await check_hop(hop)
+        if self.error is not None:
+            raise self.error
+        return Snapshot(
+            url=url,
+            final_url=self.hops[-1] if self.hops else url,
+            status=self.status,
+            headers=Headers.of([("Content-Type", "text/plain")]),
+            body=self.body,
+            fetched_at=datetime(2026, 1, 1, tzinfo=UTC),
+            elapsed_ms=1.0,
+            redirects=(url, *self.hops[:-1]) if self.hops else (),
+        )
+
+
+def test_scripted_fetcher_is_a_fetcher() -> None:
+    assert isinstance(ScriptedFetcher(), Fetcher)
+
+
+async def test_request_shape() -> None:
+    """One request: <origin>/robots.txt, Accept: text/plain only, the cap and timeout."""
+    fetcher = ScriptedFetcher(body=b"User-agent: *\nDisallow: /\n")
+    await make_robots_loader(fetcher, max_bytes=4096, timeout=2.5)(ORIGIN)
+    assert fetcher.calls == [
+        {
+            "url": ROBOTS_URL,
+            "max_bytes": 4096,
+            "headers": {"Accept": "text/plain"},
+            "timeout": 2.5,
+        }
+    ]
+
+
+async def test_defaults() -> None:
+    """The defaults are a 512 KiB cap and a 10 s timeout."""
+    fetcher = ScriptedFetcher()
+    await make_robots_loader(fetcher)(ORIGIN + "/")
+    assert fetcher.calls[0]["url"] == ROBOTS_URL
+    assert fetcher.calls[0]["max_bytes"] == 512 * 1024
+    assert fetcher.calls[0]["timeout"] == 10.0
+
+
+STATUSES = [
+    (200, RobotsState.PARSED, False, "parsed"),
+    (206, RobotsState.PARSED, False, "parsed"),
+    (304, RobotsState.UNAVAILABLE, True, "unavailable (304)"),
+    (404, RobotsState.UNAVAILABLE, True, "unavailable (404)"),
+    (418, RobotsState.UNAVAILABLE, True, "unavailable (418)"),
+    (500, RobotsState.UNREACHABLE, False, "unreachable (500)"),
+    (599, RobotsState.UNREACHABLE, False, "unreachable (599)"),
+    (103, RobotsState.UNAVAILABLE, True, "unavailable (103)"),
+    (600, RobotsState.UNAVAILABLE, True, "unavailable (600)"),
+]
+
+
+@pytest.mark.parametrize(("status", "state", "allowed", "source"), STATUSES)
+async def test_status_table(status: int, state: RobotsState, allowed: bool, source: str) -> None:
+    """Each status family maps to its row of the outcome table."""
+    fetcher = ScriptedFetcher(status=status, body=b"User-agent: *\nDisallow: /\n")
+    rules = await make_robots_loader(fetcher)(ORIGIN)
+    assert rules.state is state
+    assert rules.source == source
+    assert is_allowed(rules, ORIGIN + "/page") is allowed
+
+
+async def test_body_over_cap_even_if_fetcher_returned_it() -> None:
+    """A 2xx body longer than the cap is treated as unavailable (allow all)."""
+    fetcher = ScriptedFetcher(body=b"User-agent: *\nDisallow: /\n" + b"#" * 2000)
+    rules = await make_robots_loader(fetcher, max_bytes=1024)(ORIGIN)
+    assert rules.source == "unavailable (too large)"
+
+
+FAILURES: list[tuple[str, SiteloreError, RobotsState]] = [
+    ("network", NetworkError(ROBOTS_URL, "refused"), RobotsState.UNAVAILABLE),
+    ("timeout", FetchTimeoutError(ROBOTS_URL, "slow"), RobotsState.UNAVAILABLE),
+    ("too-large", ResponseTooLargeError(ROBOTS_URL, "big"), RobotsState.UNAVAILABLE),
+    ("redirects", TooManyRedirectsError(ROBOTS_URL, "loop"), RobotsState.UNAVAILABLE),
+    ("no-snapshot", NoSnapshotError(ROBOTS_URL, "not archived"), RobotsState.UNAVAILABLE),
+    (
+        "status-error-3xx",
+        HTTPStatusError(ROBOTS_URL, "no Location", status=302),
+        RobotsState.UNAVAILABLE,
+    ),
+    (
+        "status-error-5xx",
+        HTTPStatusError(ROBOTS_URL, "failed", status=503),
+        RobotsState.UNREACHABLE,
+    ),
+]
+
+
+@pytest.mark.parametrize(("error", "state"), [pytest.param(e, s, id=i) for i, e, s in FAILURES])
+async def test_fetch_failures(
+    error: SiteloreError, state: RobotsState, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Fetch errors become rules, with a warning; none escapes."""
+    rules = await make_robots_loader(ScriptedFetcher(error=error))(ORIGIN)
+    assert rules.state is state
+    assert any(r.levelno == logging.WARNING for r in caplog.records)
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        BlockedURLError(ROBOTS_URL, "loopback", "127.0.0.1"),
+        BlockedURLError("HTTPS://Docs.Example.com:443/robots.txt", "private"),
+        InvalidURLError(ROBOTS_URL, "bad host"),
+    ],
+)
+async def test_refusal_of_robots_url_itself_propagates(error: SiteloreError) -> None:
+    """The guard refusing the robots.txt URL itself is raised, never allow-all."""
+    with pytest.raises(type(error)):
+        await make_robots_loader(ScriptedFetcher(error=error))(ORIGIN)
+
+
+@pytest.mark.parametrize(
+    ("hops", "error"),
+    [
+        pytest.param(
+            (), BlockedURLError("http://10.0.0.1/robots.txt", "private"), id="hop-refused-by-url"
+        ),
+        pytest.param(
+            ("http://evil.example/robots.txt",),
+            BlockedURLError("http://evil.example/robots.txt", "resolves to 10.0.0.1"),
+            id="hop-refused-at-connect",
+        ),
+        pytest.param(
+            ("http://evil.example/x",),
+            BlockedURLError(ROBOTS_URL, "odd"),
+            id="after-a-hop-even-if-url-is-ours",
+        ),
+        pytest.param((), InvalidURLError("http://[bad/robots.txt", "bad host"), id="hop-invalid"),
+    ],
+)
+async def test_refused_redirect_hop_allows_all(
+    hops: tuple[str, ...], error: SiteloreError, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A refused redirect hop is an unreadable robots.txt: allow all, with a warning."""
+    rules = await make_robots_loader(ScriptedFetcher(hops=hops, error=error))(ORIGIN)
+    assert rules.state is RobotsState.UNAVAILABLE
+    assert rules.source == "unavailable (redirect refused)"
+    assert any(r.levelno == logging.WARNING for r in caplog.records)
+
+
+async def test_redirected_body_parsed() -> None:
+    """A body reached through redirects is parsed as the asked origin's robots.txt."""
+    fetcher = ScriptedFetcher(
+        hops=("https://cdn.example.net/robots.txt",), body=b"User-agent: *\nDisallow: /a\n"
+    )
+    rules = await make_robots_loader(fetcher)(ORIGIN)
+    assert not is_allowed(rules, ORIGIN + "/a")
+
+
+async def test_other_exceptions_propagate() -> None:
+    """Errors that are not fetch outcomes (bugs, cancellation) are not swallowed."""
+    fetcher = ScriptedFetcher()
+
+    async def broken(url: str, **kwargs: object) -> Snapshot:
+        raise RuntimeError("bug")
+
+    fetcher.fetch = broken  # type: ignore[method-assign]
+    with pytest.raises(RuntimeError):
+        await make_robots_loader(fetcher)(ORIGIN)
