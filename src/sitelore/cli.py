@@ -8,160 +8,60 @@ traceback only with ``--debug``.
 
 from __future__ import annotations
 
-import asyncio
-import json
-import logging
-import os
 import sys
-from collections.abc import Coroutine, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any
 
 import typer
-from pydantic import ValidationError
-from rich.console import Console
 
 from sitelore import __version__
 from sitelore.bootstrap import Runtime
-from sitelore.cli_output import CrawlProgress, print_documents, print_hits, print_summary
-from sitelore.config import Settings, load_settings
-from sitelore.demo_site import bundled_site_path, serve_site
-from sitelore.errors import (
-    EXIT_INTERNAL,
-    EXIT_OK,
-    ConfigError,
-    SiteloreError,
-    UsageError,
+from sitelore.cli_common import (
+    AllowPrivateOpt,
+    ConfigOpt,
+    DbOpt,
+    DebugOpt,
+    JsonOpt,
+    NoRobotsOpt,
+    ResolveOpt,
+    UserAgentOpt,
+    app,
+    crawl_options,
+    err_console,
+    hit_json,
+    load_cli_settings,
+    out_console,
+    print_json,
+    run_async,
+    setup_logging,
 )
+from sitelore.cli_output import CrawlProgress, print_documents, print_hits, print_summary
+from sitelore.config import Settings
+from sitelore.demo_site import bundled_site_path, serve_site
+from sitelore.errors import EXIT_INTERNAL, EXIT_OK, SiteloreError, UsageError
 from sitelore.models import CrawlOptions, CrawlSummary
+from sitelore.spider import CrawlRun
 
 __all__ = ["app", "main"]
 
-T = TypeVar("T")
-
-app = typer.Typer(
-    name="sitelore",
-    help="Turn documentation sites into a local, searchable Markdown store, politely and safely.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    rich_markup_mode=None,
-)
-
-_out = Console(highlight=False, soft_wrap=True)
-_err = Console(stderr=True, highlight=False, soft_wrap=True)
-
-# Options shared by several commands.
-DbOpt = Annotated[
-    str | None,
-    typer.Option("--db", help="Store path or URL (default ./sitelore.db; env SITELORE_DB)."),
-]
-ConfigOpt = Annotated[
-    Path | None,
-    typer.Option("--config", help="Settings file (default: SITELORE_CONFIG, ./sitelore.toml)."),
-]
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON on stdout.")]
-DebugOpt = Annotated[bool, typer.Option("--debug", help="Show tracebacks and debug logs.")]
-AllowPrivateOpt = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--allow-private",
-        help="Allow this private address or CIDR (operator opt-in; repeatable).",
-    ),
-]
-ResolveOpt = Annotated[
-    list[str] | None,
-    typer.Option("--resolve", help="Pin HOST:PORT:ADDR like curl --resolve (repeatable)."),
-]
-UserAgentOpt = Annotated[
-    str | None, typer.Option("--user-agent", help="User-Agent to send and to match robots.txt.")
-]
-NoRobotsOpt = Annotated[bool, typer.Option("--no-robots", help="Do not fetch or obey robots.txt.")]
-
-_FLAG_OF_FIELD = {
-    "max_pages": "--max-pages",
-    "maxPages": "--max-pages",
-    "max_depth": "--max-depth",
-    "maxDepth": "--max-depth",
-    "delay": "--delay",
-    "concurrency": "--concurrency",
-    "path_prefix": "--path-prefix",
-    "pathPrefix": "--path-prefix",
-    "exclude_patterns": "--exclude",
-    "excludePatterns": "--exclude",
-}
-
-
-def _settings(
-    *,
-    config: Path | None,
-    db: str | None = None,
-    user_agent: str | None = None,
-    allow_private: Sequence[str] | None = None,
-    resolve: Sequence[str] | None = None,
-) -> Settings:
-    """Defaults < settings file < environment < flags."""
-    path = config or (
-        Path(os.environ["SITELORE_CONFIG"]) if os.environ.get("SITELORE_CONFIG") else None
-    )
-    text = None
-    if path is None and Path("sitelore.toml").is_file():
-        path = Path("sitelore.toml")
-    if path is not None:
-        try:
-            text = path.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise ConfigError(f"{path}: cannot read settings file: {exc.strerror}") from exc
-    base = load_settings(text, source=str(path or "settings"), environ=os.environ)
-    overrides: dict[str, Any] = {"store": db, "user_agent": user_agent}
-    if allow_private:
-        overrides["allow_private"] = (*base.allow_private, *allow_private)
-    if resolve:
-        overrides["resolve"] = (*base.resolve, *resolve)
-    return base.model_copy(update={k: v for k, v in overrides.items() if v is not None})
-
-
-def _options(**values: Any) -> CrawlOptions:
-    try:
-        return CrawlOptions.model_validate({k: v for k, v in values.items() if v is not None})
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        field = str(first["loc"][0]) if first["loc"] else "options"
-        raise UsageError(f"{_FLAG_OF_FIELD.get(field, field)}: {first['msg']}") from exc
-
-
-def _run(coro: Coroutine[Any, Any, T]) -> T:
-    return asyncio.run(coro)
-
-
-def _setup_logging(debug: bool, *, progress: bool) -> None:
-    level = logging.DEBUG if debug else (logging.WARNING if progress else logging.INFO)
-    logging.basicConfig(
-        level=level,
-        stream=sys.stderr,
-        format="%(asctime)s %(levelname)s %(message)s",
-        force=True,
-    )
-    for noisy in ("trafilatura", "htmldate", "courlan", "charset_normalizer", "aiohttp"):
-        logging.getLogger(noisy).setLevel(logging.WARNING)
-
-
-def _print_json(data: object) -> None:
-    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=None) + "\n")
-
-
 # --- crawling ------------------------------------------------------------------------
+
+
+async def _drive(run: CrawlRun, *, show_progress: bool) -> CrawlSummary:
+    """Consume a crawl's outcomes, with a progress bar on a terminal."""
+    total = run.summary.options.max_pages
+    with CrawlProgress(err_console, total=total, enabled=show_progress) as progress:
+        async for outcome in run:
+            progress.advance(outcome)
+    return run.summary
 
 
 async def _crawl(
     settings: Settings, seed: str, options: CrawlOptions, *, show_progress: bool
 ) -> CrawlSummary:
     async with Runtime(settings) as runtime, runtime.open_crawl(seed, options) as run:
-        progress = CrawlProgress(_err, total=run.summary.options.max_pages, enabled=show_progress)
-        with progress:
-            async for outcome in run:
-                progress.advance(outcome)
-        return run.summary
+        return await _drive(run, show_progress=show_progress)
 
 
 @app.command()
@@ -202,10 +102,10 @@ def crawl(
     debug: DebugOpt = False,
 ) -> None:
     """Crawl a site from URL, breadth first, within the limits, and store every page."""
-    settings = _settings(
+    settings = load_cli_settings(
         config=config, db=db, user_agent=user_agent, allow_private=allow_private, resolve=resolve
     )
-    options = _options(
+    options = crawl_options(
         max_pages=max_pages,
         max_depth=max_depth,
         same_domain=same_domain,
@@ -215,15 +115,15 @@ def crawl(
         concurrency=concurrency,
         respect_robots=not no_robots,
     )
-    show_progress = _err.is_terminal and not debug
-    _setup_logging(debug, progress=show_progress)
-    summary = _run(_crawl(settings, url, options, show_progress=show_progress))
+    show_progress = err_console.is_terminal and not debug
+    setup_logging(debug, progress=show_progress)
+    summary = run_async(_crawl(settings, url, options, show_progress=show_progress))
     if as_json:
-        _print_json(summary.to_json())
+        print_json(summary.to_json())
     else:
-        print_summary(_out, summary)
+        print_summary(out_console, summary)
     for warning in summary.warnings:
-        _err.print(f"warning: {warning}")
+        err_console.print(f"warning: {warning}")
 
 
 @app.command()
@@ -239,20 +139,20 @@ def fetch(
     debug: DebugOpt = False,
 ) -> None:
     """Fetch one page (no link following), convert it and store it."""
-    settings = _settings(
+    settings = load_cli_settings(
         config=config, db=db, user_agent=user_agent, allow_private=allow_private, resolve=resolve
     )
     options = CrawlOptions(max_pages=1, max_depth=0, respect_robots=not no_robots, concurrency=1)
-    _setup_logging(debug, progress=False)
-    summary = _run(_crawl(settings, url, options, show_progress=False))
+    setup_logging(debug, progress=False)
+    summary = run_async(_crawl(settings, url, options, show_progress=False))
     page = summary.pages[0] if summary.pages else None
     if as_json:
-        _print_json(page.to_json() if page else None)
+        print_json(page.to_json() if page else None)
     elif page is not None and page.error is None:
-        _out.print(f"stored {page.document_id}  {page.title}  {page.final_url}")
+        out_console.print(f"stored {page.document_id}  {page.title}  {page.final_url}")
     if page is None or page.error is not None:
         reason = page.error.message if page and page.error else "nothing was fetched"
-        _err.print(f"sitelore: error: {reason}")
+        err_console.print(f"sitelore: error: {reason}")
         raise typer.Exit(1)
 
 
@@ -269,28 +169,17 @@ def search(
     debug: DebugOpt = False,
 ) -> None:
     """Full-text search over the stored documents (title weighted above body)."""
-    settings = _settings(config=config, db=db)
+    settings = load_cli_settings(config=config, db=db)
 
     async def go() -> list[Any]:
         async with Runtime(settings) as runtime:
             return await runtime.store.search(query, limit=limit)
 
-    hits = _run(go())
+    hits = run_async(go())
     if as_json:
-        _print_json({"query": query, "hits": [hit_json(h) for h in hits]})
+        print_json({"query": query, "hits": [hit_json(h) for h in hits]})
     else:
-        print_hits(_out, query, hits)
-
-
-def hit_json(hit: Any) -> dict[str, Any]:
-    """A search hit as JSON."""
-    return {
-        "id": hit.id,
-        "url": hit.url,
-        "title": hit.title,
-        "snippet": hit.snippet,
-        "score": hit.score,
-    }
+        print_hits(out_console, query, hits)
 
 
 @app.command(name="list")
@@ -303,16 +192,16 @@ def list_documents(
     debug: DebugOpt = False,
 ) -> None:
     """List stored documents, most recently updated first."""
-    settings = _settings(config=config, db=db)
+    settings = load_cli_settings(config=config, db=db)
 
     async def go() -> tuple[int, list[Any]]:
         async with Runtime(settings) as runtime:
             store = runtime.store
             return await store.count(), await store.list(limit=limit, offset=offset)
 
-    total, docs = _run(go())
+    total, docs = run_async(go())
     if as_json:
-        _print_json(
+        print_json(
             {
                 "total": total,
                 "documents": [
@@ -327,7 +216,7 @@ def list_documents(
             }
         )
     else:
-        print_documents(_out, total, docs)
+        print_documents(out_console, total, docs)
 
 
 @app.command()
@@ -339,17 +228,17 @@ def show(
     debug: DebugOpt = False,
 ) -> None:
     """Print one stored document as Markdown (or JSON with its metadata)."""
-    settings = _settings(config=config, db=db)
+    settings = load_cli_settings(config=config, db=db)
 
     async def go() -> Any:
         async with Runtime(settings) as runtime:
             return await runtime.store.get(id_or_url)
 
-    doc = _run(go())
+    doc = run_async(go())
     if doc is None:
         raise UsageError(f"{id_or_url}: no such document in the store")
     if as_json:
-        _print_json(
+        print_json(
             {
                 "id": doc.id,
                 "url": doc.url,
@@ -386,41 +275,55 @@ def demo(
     root = site or bundled_site_path()
     if not root.is_dir():
         raise UsageError(f"{root}: example site folder not found")
-    _setup_logging(debug, progress=True)
+    setup_logging(debug, progress=True)
     settings = Settings(store=db, allow_private=("127.0.0.1",))
 
     async def go() -> tuple[CrawlSummary, list[Any]]:
         async with serve_site(root) as base:
-            _err.print(f"serving {root} at {base}")
+            err_console.print(f"serving {root} at {base}")
             options = CrawlOptions(max_pages=50, max_depth=3, delay=0.0, concurrency=4)
             async with Runtime(settings) as runtime, runtime.open_crawl(base + "/", options) as run:
-                progress = CrawlProgress(_err, total=options.max_pages, enabled=_err.is_terminal)
+                progress = CrawlProgress(
+                    err_console, total=options.max_pages, enabled=err_console.is_terminal
+                )
                 with progress:
                     async for outcome in run:
                         progress.advance(outcome)
                 hits = await runtime.store.search(query, limit=5)
             return run.summary, hits
 
-    summary, hits = _run(go())
+    summary, hits = run_async(go())
     if as_json:
-        _print_json({"crawl": summary.to_json(), "search": [hit_json(h) for h in hits]})
+        print_json({"crawl": summary.to_json(), "search": [hit_json(h) for h in hits]})
         return
-    print_summary(_out, summary)
-    print_hits(_out, query, hits)
-    _out.print(f"\nstore: {db}   try: sitelore search --db {db} 'install'")
+    print_summary(out_console, summary)
+    print_hits(out_console, query, hits)
+    out_console.print(f"\nstore: {db}   try: sitelore search --db {db} 'install'")
 
 
 @app.command()
 def version() -> None:
     """Print the version."""
-    _out.print(f"sitelore {__version__}")
+    out_console.print(f"sitelore {__version__}")
 
 
 # --- entry point -----------------------------------------------------------------------
 
 
+#: Feature command groups, each in its own module with a ``register(app)`` function.
+_FEATURES: tuple[str, ...] = ()
+
+
+def _register_features() -> None:
+    import importlib
+
+    for name in _FEATURES:
+        importlib.import_module(f"sitelore.{name}").register(app)
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     """Run the CLI and exit with the code of what happened."""
+    _register_features()
     args = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in args
     sys.exit(_invoke(args, debug=debug))
@@ -434,7 +337,7 @@ def _invoke(args: list[str], *, debug: bool) -> int:
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else (EXIT_OK if exc.code is None else 1)
     except KeyboardInterrupt:
-        _err.print("interrupted: pages stored so far are kept")
+        err_console.print("interrupted: pages stored so far are kept")
         return 130
     except SiteloreError as exc:
         return _fail(exc, exc.exit_code, debug=debug)
@@ -445,7 +348,7 @@ def _invoke(args: list[str], *, debug: bool) -> int:
 
 def _fail(exc: BaseException, code: int, *, debug: bool, internal: bool = False) -> int:
     if debug:
-        _err.print_exception(show_locals=False)
+        err_console.print_exception(show_locals=False)
     prefix = "internal error" if internal else "error"
     message = str(exc) or type(exc).__name__
     sys.stderr.write(f"sitelore: {prefix}: {message}\n")
