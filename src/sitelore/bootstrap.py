@@ -18,7 +18,7 @@ from sitelore.errors import ConfigError, UsageError
 from sitelore.fetcher import HttpFetcher
 from sitelore.guard import AddressPolicy, check_url, parse_resolve_entry
 from sitelore.models import CrawlOptions, CrawlSummary
-from sitelore.ports import Clock, Resolver, Store
+from sitelore.ports import Clock, Fetcher, Renderer, Resolver, Store
 from sitelore.robots import allow_all_policy, create_robots_policy
 from sitelore.robots_loader import make_robots_loader
 from sitelore.spider import CrawlRun, Spider
@@ -93,15 +93,23 @@ class Runtime:
         applied, notes = options.clamp(self.settings.limits)
         limits = self.settings.limits
         deadline = self.clock.monotonic() + applied.deadline_seconds
-        async with HttpFetcher(
-            user_agent=self.settings.user_agent,
-            policy=self.policy,
-            resolver=self._resolver,
-            resolve_overrides=self._overrides,
-            clock=self.clock,
-            limits=limits,
-            deadline=deadline,
-        ) as fetcher:
+        async with (
+            HttpFetcher(
+                user_agent=self.settings.user_agent,
+                policy=self.policy,
+                resolver=self._resolver,
+                resolve_overrides=self._overrides,
+                clock=self.clock,
+                limits=limits,
+                deadline=deadline,
+            ) as fetcher,
+            contextlib.AsyncExitStack() as stack,
+        ):
+            renderer = (
+                await stack.enter_async_context(_renderer(fetcher, self.settings))
+                if applied.render
+                else None
+            )
             robots = (
                 create_robots_policy(
                     make_robots_loader(
@@ -120,6 +128,7 @@ class Runtime:
                 clock=self.clock,
                 limits=limits,
                 url_check=self.check_url,
+                renderer=renderer,
             )
             run = spider.crawl(seed, applied)
             run.summary.clamped = notes
@@ -130,6 +139,24 @@ class Runtime:
         """Crawl ``seed`` to the end and return the summary."""
         async with self.open_crawl(seed, options) as run:
             return await run.finish()
+
+
+def _renderer(
+    fetcher: Fetcher, settings: Settings
+) -> contextlib.AbstractAsyncContextManager[Renderer]:
+    """The Playwright renderer, or a UsageError saying how to get it."""
+    try:
+        from sitelore.render import PlaywrightRenderer
+    except ImportError as exc:
+        raise UsageError(
+            "--render needs the render extra: pip install 'sitelore[render]' "
+            "(and a system Chromium, e.g. apt-get install chromium)"
+        ) from exc
+    return PlaywrightRenderer(
+        fetcher=fetcher,
+        user_agent=settings.user_agent,
+        max_bytes=settings.limits.max_page_bytes,
+    )
 
 
 def _resolve_overrides(entries: tuple[str, ...]) -> dict[tuple[str, int], str]:

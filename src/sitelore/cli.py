@@ -93,6 +93,10 @@ def crawl(
         int | None, typer.Option("--concurrency", help="Requests in flight overall (default 4).")
     ] = None,
     no_robots: NoRobotsOpt = False,
+    render: Annotated[
+        bool,
+        typer.Option("--render", help="Run pages' JavaScript in headless Chromium (render extra)."),
+    ] = False,
     user_agent: UserAgentOpt = None,
     db: DbOpt = None,
     allow_private: AllowPrivateOpt = None,
@@ -114,6 +118,7 @@ def crawl(
         delay=delay,
         concurrency=concurrency,
         respect_robots=not no_robots,
+        render=render,
     )
     show_progress = err_console.is_terminal and not debug
     setup_logging(debug, progress=show_progress)

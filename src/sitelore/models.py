@@ -305,6 +305,10 @@ class CrawlOptions(BaseModel):
     deadline_seconds: Annotated[
         float, Field(gt=0, alias="deadlineSeconds", description="Whole-crawl wall clock.")
     ] = 600.0
+    render: Annotated[
+        bool,
+        Field(description="Run each HTML page's JavaScript in headless Chromium (render extra)."),
+    ] = False
 
     def clamp(self, limits: Limits) -> tuple[CrawlOptions, tuple[str, ...]]:
         """Return these options within ``limits`` and a note for each clamped value."""

@@ -13,7 +13,7 @@ from typing import Protocol, runtime_checkable
 
 from sitelore.models import Document, FetchMeta, SearchHit, Snapshot, StoredDocument, UpsertResult
 
-__all__ = ["Clock", "Fetcher", "HopCheck", "Resolver", "Store"]
+__all__ = ["Clock", "Fetcher", "HopCheck", "Renderer", "Resolver", "Store"]
 
 #: Called by the fetcher before it requests each redirect target; raising stops the fetch.
 HopCheck = Callable[[str], Awaitable[None]]
@@ -64,6 +64,18 @@ class Fetcher(Protocol):
         timeout: float | None = None,
     ) -> Snapshot:
         """Fetch ``url`` through the guard, following redirects by hand."""
+        ...
+
+
+class Renderer(Protocol):
+    """**Protocol:** turn a fetched HTML snapshot into the HTML its scripts produce.
+
+    Implementations must send every request the page makes through the crawl's
+    fetcher (the one egress path) and return the snapshot with the rendered body.
+    """
+
+    async def render(self, snapshot: Snapshot) -> Snapshot:
+        """Return ``snapshot`` with its body replaced by the rendered DOM."""
         ...
 
 

@@ -48,7 +48,7 @@ from sitelore.models import (
     Snapshot,
 )
 from sitelore.politeness import Politeness, clamp_to_deadline, parse_retry_after
-from sitelore.ports import Clock, Fetcher, Store
+from sitelore.ports import Clock, Fetcher, Renderer, Store
 from sitelore.robots import RobotsPolicy, robots_origin
 from sitelore.urls import Scope, normalize_url, origin
 
@@ -99,6 +99,7 @@ class Spider:
         clock: Clock,
         limits: Limits | None = None,
         url_check: UrlCheck | None = None,
+        renderer: Renderer | None = None,
         convert: Callable[[bytes, str, str, str | None], Document] | None = None,
     ) -> None:
         self._fetcher = fetcher
@@ -107,6 +108,7 @@ class Spider:
         self._clock = clock
         self._limits = limits or Limits()
         self._url_check = url_check or _no_check
+        self._renderer = renderer
         self._convert = convert or _default_convert
 
     def crawl(self, seed: str, options: CrawlOptions) -> CrawlRun:
@@ -413,6 +415,8 @@ class _Scheduler:
             raise RobotsDeniedError(final, "final URL disallowed by robots.txt")
         if not 200 <= snapshot.status < 300:
             raise HTTPStatusError(final, f"HTTP {snapshot.status}", status=snapshot.status)
+        if spider._renderer is not None and snapshot.content_type in _LINK_TYPES:
+            snapshot = await spider._renderer.render(snapshot)
         document = spider._convert(snapshot.body, snapshot.content_type, final, snapshot.charset)
         outcome = await self._store(item, snapshot, document)
         return _Page(outcome, self._links_to_follow(item, final, snapshot, document))
