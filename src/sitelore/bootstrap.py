@@ -130,7 +130,7 @@ class Runtime:
                 url_check=self.check_url,
                 renderer=renderer,
             )
-            run = spider.crawl(seed, applied)
+            run = spider.crawl(seed, applied, deadline=deadline)
             run.summary.clamped = notes
             async with run:
                 yield run

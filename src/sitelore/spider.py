@@ -111,12 +111,14 @@ class Spider:
         self._renderer = renderer
         self._convert = convert or _default_convert
 
-    def crawl(self, seed: str, options: CrawlOptions) -> CrawlRun:
+    def crawl(self, seed: str, options: CrawlOptions, *, deadline: float | None = None) -> CrawlRun:
         """Start a crawl of ``seed``; iterate the result for outcomes, then read ``summary``.
 
-        ``options`` must already be clamped to the operator's limits.
+        ``options`` must already be clamped to the operator's limits. ``deadline`` is
+        the monotonic time the crawl must end by (default: its start plus
+        ``options.deadline_seconds``); pass the fetcher's own deadline so both agree.
         """
-        return CrawlRun(self, seed, options)
+        return CrawlRun(self, seed, options, deadline)
 
 
 def _default_convert(body: bytes, content_type: str, url: str, charset: str | None) -> Document:
@@ -136,9 +138,12 @@ class CrawlRun:
     Leaving the loop early (or cancelling) stops the crawl; pages stored so far stay.
     """
 
-    def __init__(self, spider: Spider, seed: str, options: CrawlOptions) -> None:
+    def __init__(
+        self, spider: Spider, seed: str, options: CrawlOptions, deadline: float | None = None
+    ) -> None:
         self._spider = spider
         self._options = options
+        self._deadline = deadline
         self.summary = CrawlSummary(seed=seed, options=options)
         self._queue: asyncio.Queue[PageOutcome | None] = asyncio.Queue()
         self._task: asyncio.Task[None] | None = None
@@ -225,10 +230,12 @@ class CrawlRun:
         politeness = Politeness(options.delay)
         await self._check_seed_robots(seed, politeness)
         self._frontier = frontier
-        deadline = started + options.deadline_seconds
+        deadline = (
+            self._deadline if self._deadline is not None else started + options.deadline_seconds
+        )
         scheduler = _Scheduler(self, frontier, politeness, scope, deadline)
         try:
-            async with asyncio.timeout(options.deadline_seconds):
+            async with asyncio.timeout(max(0.0, deadline - spider._clock.monotonic())):
                 await scheduler.run()
         except TimeoutError:
             self._truncate(_DEADLINE)
@@ -328,11 +335,14 @@ class _Scheduler:
         lock = self._origin_locks.setdefault(key, asyncio.Lock())
         async with lock:  # one request in flight per origin; waiters start in FIFO order
             if self._stopped or not await self._wait_turn(key):
-                frontier.requeue(item)
-                self._run._truncate(_DEADLINE)
-                self._stopped = True
+                self._stop_at_deadline(item)
                 return None
             return await self._fetch_page(item, key)
+
+    def _stop_at_deadline(self, item: QueueItem) -> None:
+        self._frontier.requeue(item)
+        self._run._truncate(_DEADLINE)
+        self._stopped = True
 
     async def _learn_crawl_delay(self, key: str, url: str) -> None:
         if key in self._known_delays:
@@ -353,7 +363,7 @@ class _Scheduler:
         self._politeness.record_request(key, clock.monotonic())
         return True
 
-    async def _fetch_page(self, item: QueueItem, key: str) -> _Page:
+    async def _fetch_page(self, item: QueueItem, key: str) -> _Page | None:
         spider = self._spider
         try:
             snapshot = await spider._fetcher.fetch(
@@ -363,6 +373,10 @@ class _Scheduler:
                 check_hop=self._check_hop,
             )
         except SiteloreError as exc:
+            if spider._clock.monotonic() >= self._deadline:
+                # Cut short by the crawl deadline: not a failure of the page, just unfetched.
+                self._stop_at_deadline(item)
+                return None
             log.info("failed %s: %s", item.url, exc)
             return _Page(
                 PageOutcome(url=item.url, depth=item.depth, error=PageError.from_exception(exc))

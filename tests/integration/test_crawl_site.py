@@ -276,3 +276,24 @@ class TestHostileSite:
         async with Runtime(Settings(store=str(tmp_path / "s.db"))) as runtime:
             with pytest.raises(BlockedURLError):
                 await runtime.crawl("http://10.0.0.1/", CrawlOptions())
+
+
+async def test_deadline_cancels_in_flight_requests_and_keeps_pages(tmp_path: Path) -> None:
+    """At the deadline a hanging request is cancelled; pages fetched before it are kept."""
+    server = TestServer(_hostile_app(), host="127.0.0.1")
+    await server.start_server()
+    try:
+        base = str(server.make_url("")).rstrip("/")
+        summary = await crawl(
+            tmp_path,
+            base + "/",
+            CrawlOptions(delay=0.0, concurrency=1, deadline_seconds=0.5),
+            fake_clock=False,
+        )
+    finally:
+        await server.close()
+    assert summary.truncated is True
+    assert summary.truncated_reason == "deadline"
+    assert summary.pages_indexed >= 1  # the home page, stored before the hang
+    assert summary.elapsed_ms < 5000  # the 5 s hang was cut short, not waited out
+    assert await _count(tmp_path) == summary.pages_indexed
