@@ -35,6 +35,7 @@ import urllib.parse
 from collections.abc import Iterable
 
 from sitelore.errors import BlockedURLError, ConfigError, InvalidURLError, UsageError
+from sitelore.urlparts import ipv4_from_host
 
 __all__ = ["AddressPolicy", "Target", "check_url", "parse_resolve_entry", "redact_url"]
 
@@ -43,7 +44,6 @@ _IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 _DEFAULT_PORTS = (("http", 80), ("https", 443))
 _HOST_CHARS = frozenset(string.ascii_lowercase + string.digits + "-_")
-_HEX_DIGITS = frozenset(string.hexdigits)
 _PATH_SAFE = "/%:@!$&'()*+,;=-._~?"
 _REDACTED_MAX = 300
 _MAX_HOST = 253
@@ -233,7 +233,7 @@ def parse_resolve_entry(entry: str) -> tuple[str, int, str]:
         address = _parse_address(addr_text)
     except ValueError as exc:
         raise UsageError(f"--resolve {entry!r}: {exc}") from exc
-    if _ipv4_from_host(host) is not None:
+    if ipv4_from_host(host) is not None:
         raise UsageError(f"--resolve {entry!r}: HOST must be a name, not an address")
     return host, port, address
 
@@ -308,7 +308,7 @@ def _host_and_ip(host_text: str, *, bracketed: bool) -> tuple[str, str | None]:
     if bracketed:
         return _parse_ipv6_literal(host_text)
     host = _normalise_host(host_text)
-    ip = _ipv4_from_host(host)
+    ip = ipv4_from_host(host)
     return (ip, ip) if ip is not None else (host, None)
 
 
@@ -365,45 +365,6 @@ def _unparse(scheme: str, host: str, port: int, path: str, default_port: int) ->
 
 
 # ---------------------------------------------------------------- IPv4 forms
-
-
-def _ipv4_from_host(host: str) -> str | None:
-    """Read a host whose last label is a number as IPv4 (inet_aton rules), else None."""
-    labels = host.split(".")
-    if not _is_numeric_label(labels[-1]):
-        return None
-    if len(labels) > 4:
-        raise ValueError("host ends in a number but is not an IPv4 address")
-    numbers = [_ipv4_number(label) for label in labels]
-    *head, last = numbers
-    if any(n > 255 for n in head) or last >= 256 ** (5 - len(numbers)):
-        raise ValueError("IPv4 address part out of range")
-    value = last
-    for index, number in enumerate(head):
-        value += number << (8 * (3 - index))
-    return str(ipaddress.IPv4Address(value))
-
-
-def _is_numeric_label(label: str) -> bool:
-    if label[:2] in ("0x", "0X"):
-        return _HEX_DIGITS.issuperset(label[2:])
-    return label.isascii() and label.isdigit()
-
-
-def _ipv4_number(label: str) -> int:
-    if not _is_numeric_label(label):
-        raise ValueError("host mixes numbers and names like an IPv4 address")
-    if label[:2] in ("0x", "0X"):
-        return int(label[2:] or "0", 16)
-    if len(label) > 1 and label.startswith("0"):
-        try:
-            return int(label[1:], 8)
-        except ValueError as exc:
-            raise ValueError(f"IPv4 part {label!r} is not valid octal") from exc
-    return int(label)
-
-
-# ---------------------------------------------------------------- classification
 
 
 def _name_refusal(host: str) -> str | None:

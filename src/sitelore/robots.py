@@ -27,6 +27,7 @@ from types import MappingProxyType
 from urllib.parse import urlsplit
 
 from sitelore.errors import InvalidURLError
+from sitelore.urlparts import remove_dot_segments
 
 __all__ = [
     "ALLOW_ALL",
@@ -141,22 +142,7 @@ def normalise_target(url: str) -> str:
     if "/." not in target:
         return target
     path, mark, query = target.partition("?")
-    return _remove_dot_segments(path) + mark + query
-
-
-def _remove_dot_segments(path: str) -> str:
-    """Resolve ``.`` and ``..`` segments (RFC 3986 5.2.4) as the request will."""
-    segments = path.split("/")[1:]
-    out: list[str] = []
-    for segment in segments:
-        if segment == "..":
-            if out:
-                out.pop()
-        elif segment != ".":
-            out.append(segment)
-    if segments[-1] in (".", ".."):
-        out.append("")
-    return "/" + "/".join(out)
+    return remove_dot_segments(path) + mark + query
 
 
 # -- compiled rules ----------------------------------------------------------------------

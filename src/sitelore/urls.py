@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from sitelore.errors import InvalidURLError
 from sitelore.models import SkipReason
+from sitelore.urlparts import ipv4_from_host, remove_dot_segments
 
 if TYPE_CHECKING:
     from sitelore.models import CrawlOptions
@@ -32,7 +33,6 @@ _UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz012
 _ESCAPE_OR_UNSAFE = re.compile(r"%[0-9A-Fa-f]{2}|[^A-Za-z0-9\-._~!$&'()*+,;=:@/?\[\]]")
 _HOST_LABELS = re.compile(r"[a-z0-9_-]+(?:\.[a-z0-9_-]+)*\.?")
 _PORT = re.compile(r"[0-9]{1,5}")
-_NUMERIC_LABEL = re.compile(r"(?:[0-9]+|0[xX][0-9A-Fa-f]*)")
 _SAFE_ASCII = re.compile(r"[A-Za-z0-9\-._~!$&'()*+,;=:@/?\[\]]*")
 _WHITESPACE = "".join(chr(c) for c in range(0x21))
 
@@ -264,10 +264,11 @@ def _name_host(raw: str, url: str) -> str:
             raise InvalidURLError(_redact(url), "invalid internationalised host") from None
     if not host or _HOST_LABELS.fullmatch(host) is None:
         raise InvalidURLError(_redact(url), "missing or malformed host")
-    last = host.rstrip(".").rpartition(".")[2]
-    if _NUMERIC_LABEL.fullmatch(last):
-        return _ipv4_host(host, url)
-    return host
+    try:
+        ip = ipv4_from_host(host)
+    except ValueError:
+        raise InvalidURLError(_redact(url), "malformed IPv4 host") from None
+    return host if ip is None else ip
 
 
 def _unquote_host(host: str, url: str) -> str:
@@ -278,32 +279,6 @@ def _unquote_host(host: str, url: str) -> str:
         return raw.decode("utf-8").lower()
     except UnicodeError:
         raise InvalidURLError(_redact(url), "malformed escape in host") from None
-
-
-def _ipv4_host(host: str, url: str) -> str:
-    """Parse WHATWG IPv4 forms (``127.1``, ``0x7f.1``, ``2130706433``) to dotted decimal."""
-    labels = host.rstrip(".").split(".")
-    try:
-        numbers = [_ipv4_number(label) for label in labels]
-    except ValueError:
-        raise InvalidURLError(_redact(url), "malformed IPv4 host") from None
-    if len(numbers) > 4 or any(n > 255 for n in numbers[:-1]):
-        raise InvalidURLError(_redact(url), "malformed IPv4 host")
-    last_bits = 8 * (5 - len(numbers))
-    if numbers[-1] >= 1 << last_bits:
-        raise InvalidURLError(_redact(url), "malformed IPv4 host")
-    value = numbers[-1]
-    for index, number in enumerate(numbers[:-1]):
-        value += number << (8 * (3 - index))
-    return str(ipaddress.IPv4Address(value))
-
-
-def _ipv4_number(label: str) -> int:
-    if label[:2] in ("0x", "0X"):
-        return int(label[2:], 16) if len(label) > 2 else 0
-    if len(label) > 1 and label.startswith("0"):
-        return int(label, 8)
-    return int(label, 10)
 
 
 def _ipv6_host(raw: str, url: str) -> str:
@@ -321,7 +296,7 @@ def _normalize_path(path: str) -> str:
         return "/"
     path = _normalize_component(path)
     if "/." in path:
-        path = _remove_dot_segments(path)
+        path = remove_dot_segments(path)
     return path
 
 
@@ -339,23 +314,6 @@ def _fix_escape(match: re.Match[str]) -> str:
         return char if char in _UNRESERVED else token.upper()
     data = token.encode("utf-8", "surrogatepass")
     return "".join(f"%{byte:02X}" for byte in data)
-
-
-def _remove_dot_segments(path: str) -> str:
-    """RFC 3986 section 5.2.4 for an absolute path (one that starts with ``/``)."""
-    segments = path.split("/")
-    if "." not in segments and ".." not in segments:
-        return path
-    out: list[str] = []
-    for segment in segments[1:]:
-        if segment == "..":
-            if out:
-                out.pop()
-        elif segment != ".":
-            out.append(segment)
-    if segments[-1] in (".", ".."):
-        out.append("")
-    return "/" + "/".join(out)
 
 
 def _escape_non_ascii(text: str) -> str:
