@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 
-.PHONY: demo test lint types unit eval bench bench-full clean
+.PHONY: demo test lint types unit eval bench bench-full bench-scale schema serve clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -32,6 +32,7 @@ test: lint types unit
 lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check src tests bench scripts
 	$(BIN)/ruff format --check src tests bench scripts
+	$(BIN)/python scripts/gen_config_schema.py --check
 
 types: $(VENV)/.installed-dev
 	$(BIN)/mypy
@@ -47,6 +48,18 @@ eval: $(VENV)/.installed-dev
 ## bench: component and crawl figures beside peers (prints numbers, never fails on them)
 bench: $(VENV)/.installed-bench
 	$(BIN)/python bench/run.py
+
+## bench-scale: scale-out figures (1/2/4 workers on Redis + PostgreSQL; Redis bytes per URL)
+bench-scale: $(VENV)/.installed-bench
+	$(BIN)/python bench/scale_bench.py
+
+## schema: regenerate schemas/sitelore.schema.json from the settings model
+schema: $(VENV)/.installed-dev
+	$(BIN)/python scripts/gen_config_schema.py
+
+## serve: the REST API on http://127.0.0.1:8000 over the demo store
+serve: $(VENV)/.installed-dev
+	$(BIN)/sitelore serve --db .demo/sitelore.db
 
 clean:
 	rm -rf $(VENV) .demo .mypy_cache .ruff_cache .pytest_cache

@@ -1,28 +1,51 @@
 """Build the real object graph from settings and own its lifetimes (the composition root).
 
 This is the only module that names the concrete adapters (``HttpFetcher``,
-``SQLiteStore`` through ``open_store``, the robots loader). The edges (CLI, REST, MCP)
-build one :class:`Runtime` and call it; tests pass fakes or loopback resolvers in.
+``SQLiteStore`` through ``open_store``, the robots loader, the snapshot modes). The
+edges (CLI, REST, MCP) build one :class:`Runtime` and call it; tests pass fakes or
+loopback resolvers in.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
+from pathlib import Path
 from types import TracebackType
-from typing import Self
+from typing import Self, TextIO
 
 from sitelore.clock import SystemClock
 from sitelore.config import Settings
-from sitelore.errors import ConfigError, UsageError
+from sitelore.errors import ArchiveError, ConfigError, UsageError
 from sitelore.fetcher import HttpFetcher
 from sitelore.guard import AddressPolicy, check_url, parse_resolve_entry
-from sitelore.models import CrawlOptions, CrawlSummary
-from sitelore.ports import Clock, Fetcher, Renderer, Resolver, Store
-from sitelore.robots import allow_all_policy, create_robots_policy
+from sitelore.models import CaptureRef, CrawlOptions, CrawlSummary, Snapshot, SnapshotMode
+from sitelore.ports import (
+    CaptureLinks,
+    Clock,
+    ExchangeObserver,
+    Fetcher,
+    HopCheck,
+    Renderer,
+    Resolver,
+    Snapshots,
+    Store,
+)
+from sitelore.rebuild import Convert, ReconvertReport, export_jsonl, reconvert
+from sitelore.robots import allow_all_policy, create_robots_policy, product_token
 from sitelore.robots_loader import make_robots_loader
+from sitelore.sitemap_loader import make_sitemap_loader
+from sitelore.snapshots import (
+    CaptureSnapshots,
+    LiveSnapshots,
+    ReplaySnapshots,
+    WarcExport,
+    WarcReader,
+    export_warc,
+)
 from sitelore.spider import CrawlRun, Spider
 from sitelore.store import open_store
+from sitelore.urls import normalize_url
 
 __all__ = ["Runtime"]
 
@@ -86,15 +109,53 @@ class Runtime:
         """
         return check_url(url, policy=self.policy).url
 
+    def snapshots(
+        self, *, capture: str | Path | None = None, replay: str | Path | None = None
+    ) -> Snapshots:
+        """The snapshot mode for a crawl: capture into a directory, replay one, or live.
+
+        Replay applies this runtime's address policy and caps to replayed redirects,
+        as the live crawl did.
+        """
+        if capture is not None and replay is not None:
+            raise UsageError("--capture and --replay cannot be used together")
+        if capture is not None:
+            return CaptureSnapshots(
+                Path(capture),
+                clock=self.clock,
+                info={"http-header-user-agent": self.settings.user_agent},
+            )
+        if replay is not None:
+            return ReplaySnapshots(Path(replay), policy=self.policy, limits=self.settings.limits)
+        return LiveSnapshots()
+
     @contextlib.asynccontextmanager
-    async def open_crawl(self, seed: str, options: CrawlOptions) -> AsyncIterator[CrawlRun]:
-        """Clamp ``options`` to the operator's caps and yield a crawl ready to iterate."""
+    async def open_crawl(
+        self,
+        seed: str,
+        options: CrawlOptions,
+        *,
+        incremental: bool = False,
+        snapshots: Snapshots | None = None,
+        seed_id: str | None = None,
+    ) -> AsyncIterator[CrawlRun]:
+        """Clamp ``options`` to the operator's caps and yield a crawl ready to iterate.
+
+        ``incremental`` (``sitelore update``): send the stored validators, keep
+        documents on ``304`` and flag those whose URL now answers 404/410 as removed.
+        ``snapshots`` picks live (default), capture or replay (:meth:`snapshots`);
+        ``seed_id`` names the crawl's captures (default: the normalised seed URL). An
+        archive that cannot be opened ends the crawl as one ``invalid-config`` page
+        outcome instead of raising.
+        """
         self.check_url(seed)
         applied, notes = options.clamp(self.settings.limits)
         limits = self.settings.limits
         deadline = self.clock.monotonic() + applied.deadline_seconds
-        async with (
-            HttpFetcher(
+        mode = snapshots or LiveSnapshots()
+
+        def live(observer: ExchangeObserver | None) -> HttpFetcher:
+            return HttpFetcher(
                 user_agent=self.settings.user_agent,
                 policy=self.policy,
                 resolver=self._resolver,
@@ -102,12 +163,20 @@ class Runtime:
                 clock=self.clock,
                 limits=limits,
                 deadline=deadline,
-            ) as fetcher,
-            contextlib.AsyncExitStack() as stack,
-        ):
+                observer=observer,
+            )
+
+        async with contextlib.AsyncExitStack() as stack:
+            refusal: ArchiveError | None = None
+            try:
+                fetcher: Fetcher = await stack.enter_async_context(
+                    mode.fetch_path(seed_id if seed_id is not None else normalize_url(seed), live)
+                )
+            except ArchiveError as exc:
+                fetcher, refusal = _NoArchive(exc), exc
             renderer = (
                 await stack.enter_async_context(_renderer(fetcher, self.settings))
-                if applied.render
+                if applied.render and refusal is None
                 else None
             )
             robots = (
@@ -129,16 +198,75 @@ class Runtime:
                 limits=limits,
                 url_check=self.check_url,
                 renderer=renderer,
+                sitemaps=make_sitemap_loader(fetcher, max_bytes=limits.max_page_bytes),
+                incremental=incremental,
+                robots_agent=product_token(self.settings.user_agent),
+                paced=mode.mode is not SnapshotMode.REPLAY,
             )
             run = spider.crawl(seed, applied, deadline=deadline)
             run.summary.clamped = notes
+            if refusal is not None:
+                run.refuse(refusal)
             async with run:
                 yield run
 
-    async def crawl(self, seed: str, options: CrawlOptions) -> CrawlSummary:
+    async def crawl(
+        self,
+        seed: str,
+        options: CrawlOptions,
+        *,
+        snapshots: Snapshots | None = None,
+        seed_id: str | None = None,
+    ) -> CrawlSummary:
         """Crawl ``seed`` to the end and return the summary."""
-        async with self.open_crawl(seed, options) as run:
+        async with self.open_crawl(seed, options, snapshots=snapshots, seed_id=seed_id) as run:
             return await run.finish()
+
+    async def capture_of(self, id_or_url: str) -> CaptureRef | None:
+        """The WARC record a stored document was built from (None: none, or not tracked)."""
+        store = self.store
+        return await store.capture_of(id_or_url) if isinstance(store, CaptureLinks) else None
+
+    async def reconvert(
+        self, *, archive: str | Path | None = None, convert: Convert | None = None
+    ) -> ReconvertReport:
+        """Rebuild every captured document from its WARC record; no network.
+
+        ``archive`` is where the WARC files are now, if they were moved.
+        """
+        reader = WarcReader(Path(archive) if archive is not None else None)
+        return await reconvert(self.store, reader, convert=convert)
+
+    async def export_jsonl(self, out: TextIO) -> int:
+        """Write every document, with its provenance, as JSON lines to ``out``."""
+        return await export_jsonl(self.store, out)
+
+    async def export_warc(
+        self, path: str | Path, *, archive: str | Path | None = None
+    ) -> WarcExport:
+        """Write every document's captured response and Markdown to one WARC file."""
+        return await export_warc(
+            self.store, Path(path), archive=Path(archive) if archive is not None else None
+        )
+
+
+class _NoArchive:
+    """The fetcher of a crawl whose archive could not be opened: every fetch fails."""
+
+    def __init__(self, error: ArchiveError) -> None:
+        self._error = error
+
+    async def fetch(
+        self,
+        url: str,
+        *,
+        max_bytes: int | None = None,
+        headers: Mapping[str, str] | None = None,
+        check_hop: HopCheck | None = None,
+        timeout: float | None = None,
+    ) -> Snapshot:
+        """Raise the archive's error (the crawl is refused before any fetch anyway)."""
+        raise self._error
 
 
 def _renderer(

@@ -15,7 +15,7 @@ from typing import Annotated, Any
 
 import typer
 
-from sitelore import __version__
+from sitelore import __version__, cli_scale, cli_serve, cli_snapshots, cli_sources
 from sitelore.bootstrap import Runtime
 from sitelore.cli_common import (
     AllowPrivateOpt,
@@ -37,9 +37,17 @@ from sitelore.cli_common import (
     setup_logging,
 )
 from sitelore.cli_output import CrawlProgress, print_documents, print_hits, print_summary
+from sitelore.cli_scale import FrontierOpt, enqueue_command
 from sitelore.config import Settings
 from sitelore.demo_site import bundled_site_path, serve_site
-from sitelore.errors import EXIT_INTERNAL, EXIT_OK, SiteloreError, UsageError
+from sitelore.errors import (
+    EXIT_CONFIG,
+    EXIT_INTERNAL,
+    EXIT_OK,
+    ErrorKind,
+    SiteloreError,
+    UsageError,
+)
 from sitelore.models import CrawlOptions, CrawlSummary
 from sitelore.spider import CrawlRun
 
@@ -58,10 +66,19 @@ async def _drive(run: CrawlRun, *, show_progress: bool) -> CrawlSummary:
 
 
 async def _crawl(
-    settings: Settings, seed: str, options: CrawlOptions, *, show_progress: bool
+    settings: Settings,
+    seed: str,
+    options: CrawlOptions,
+    *,
+    show_progress: bool,
+    capture: Path | None = None,
+    replay: Path | None = None,
+    seed_id: str | None = None,
 ) -> CrawlSummary:
-    async with Runtime(settings) as runtime, runtime.open_crawl(seed, options) as run:
-        return await _drive(run, show_progress=show_progress)
+    async with Runtime(settings) as runtime:
+        snapshots = runtime.snapshots(capture=capture, replay=replay)
+        async with runtime.open_crawl(seed, options, snapshots=snapshots, seed_id=seed_id) as run:
+            return await _drive(run, show_progress=show_progress)
 
 
 @app.command()
@@ -97,6 +114,35 @@ def crawl(
         bool,
         typer.Option("--render", help="Run pages' JavaScript in headless Chromium (render extra)."),
     ] = False,
+    sitemap: Annotated[
+        bool,
+        typer.Option(
+            "--sitemap", help="Also seed from robots.txt Sitemap: lines and /sitemap.xml."
+        ),
+    ] = False,
+    capture: Annotated[
+        Path | None,
+        typer.Option(
+            "--capture",
+            metavar="DIR",
+            help="Also record every response as WARC 1.1 into DIR (created if needed).",
+        ),
+    ] = None,
+    replay: Annotated[
+        Path | None,
+        typer.Option(
+            "--replay",
+            metavar="DIR",
+            help="Serve every response from the WARC archive in DIR; never use the network.",
+        ),
+    ] = None,
+    seed_id: Annotated[
+        str | None,
+        typer.Option(
+            "--seed-id", help="Name of this crawl's captures (default: the normalised URL)."
+        ),
+    ] = None,
+    frontier: FrontierOpt = None,
     user_agent: UserAgentOpt = None,
     db: DbOpt = None,
     allow_private: AllowPrivateOpt = None,
@@ -105,7 +151,14 @@ def crawl(
     as_json: JsonOpt = False,
     debug: DebugOpt = False,
 ) -> None:
-    """Crawl a site from URL, breadth first, within the limits, and store every page."""
+    """Crawl a site from URL, breadth first, within the limits, and store every page.
+
+    With --replay DIR nothing is fetched: every response comes from the archive a
+    --capture DIR crawl wrote, and a page it lacks fails alone (no-snapshot). A
+    --replay DIR that holds no archive is reported as one invalid-config page (exit 78).
+    """
+    if capture is not None and replay is not None:
+        raise UsageError("--capture and --replay cannot be used together")
     settings = load_cli_settings(
         config=config, db=db, user_agent=user_agent, allow_private=allow_private, resolve=resolve
     )
@@ -119,16 +172,35 @@ def crawl(
         concurrency=concurrency,
         respect_robots=not no_robots,
         render=render,
+        sitemap=sitemap,
     )
+    if frontier is not None:  # scale-out: queue the crawl for `sitelore worker` processes
+        if capture is not None or replay is not None:
+            raise UsageError("--capture and --replay cannot be used with --frontier")
+        setup_logging(debug, progress=False)
+        enqueue_command(settings, url, options, frontier, as_json=as_json)
+        return
     show_progress = err_console.is_terminal and not debug
     setup_logging(debug, progress=show_progress)
-    summary = run_async(_crawl(settings, url, options, show_progress=show_progress))
+    summary = run_async(
+        _crawl(
+            settings,
+            url,
+            options,
+            show_progress=show_progress,
+            capture=capture,
+            replay=replay,
+            seed_id=seed_id,
+        )
+    )
     if as_json:
         print_json(summary.to_json())
     else:
         print_summary(out_console, summary)
     for warning in summary.warnings:
         err_console.print(f"warning: {warning}")
+    if any(p.error and p.error.kind is ErrorKind.INVALID_CONFIG for p in summary.pages):
+        raise typer.Exit(EXIT_CONFIG)
 
 
 @app.command()
@@ -237,9 +309,9 @@ def show(
 
     async def go() -> Any:
         async with Runtime(settings) as runtime:
-            return await runtime.store.get(id_or_url)
+            return await runtime.store.get(id_or_url), await runtime.capture_of(id_or_url)
 
-    doc = run_async(go())
+    doc, capture = run_async(go())
     if doc is None:
         raise UsageError(f"{id_or_url}: no such document in the store")
     if as_json:
@@ -257,10 +329,13 @@ def show(
                 "fetchedAt": doc.fetched_at.isoformat(),
                 "createdAt": doc.created_at.isoformat(),
                 "updatedAt": doc.updated_at.isoformat(),
+                "removedAt": doc.removed_at.isoformat() if doc.removed_at else None,
+                "capture": capture.to_json() if capture is not None else None,
             }
         )
     else:
-        sys.stdout.write(f"# {doc.title}\n\n<{doc.url}>\n\n{doc.markdown.rstrip()}\n")
+        gone = f"(removed from the site {doc.removed_at:%Y-%m-%d})\n\n" if doc.removed_at else ""
+        sys.stdout.write(f"# {doc.title}\n\n<{doc.url}>\n\n{gone}{doc.markdown.rstrip()}\n")
 
 
 # --- the demo --------------------------------------------------------------------------
@@ -315,20 +390,13 @@ def version() -> None:
 # --- entry point -----------------------------------------------------------------------
 
 
-#: Feature command groups, each in its own module with a ``register(app)`` function.
-_FEATURES: tuple[str, ...] = ()
-
-
-def _register_features() -> None:
-    import importlib
-
-    for name in _FEATURES:
-        importlib.import_module(f"sitelore.{name}").register(app)
+# Feature command groups live in their own modules; each adds its commands here, once.
+for _feature in (cli_serve, cli_snapshots, cli_sources, cli_scale):
+    _feature.register(app)
 
 
 def main(argv: Sequence[str] | None = None) -> None:
     """Run the CLI and exit with the code of what happened."""
-    _register_features()
     args = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in args
     sys.exit(_invoke(args, debug=debug))

@@ -41,6 +41,7 @@ __all__ = [
     "out_console",
     "print_json",
     "run_async",
+    "settings_path",
     "setup_logging",
 ]
 
@@ -99,6 +100,21 @@ _FLAG_OF_FIELD = {
 }
 
 
+def _from_env() -> bool:
+    return bool(os.environ.get("SITELORE_CONFIG"))
+
+
+def settings_path(config: Path | None) -> Path | None:
+    """The settings file of a command: ``--config``, else ``SITELORE_CONFIG``, else
+    ``./sitelore.toml`` when it exists (None: defaults only)."""
+    if config is not None:
+        return config
+    if _from_env():
+        return Path(os.environ["SITELORE_CONFIG"])
+    default = Path("sitelore.toml")
+    return default if default.is_file() else None
+
+
 def load_cli_settings(
     *,
     config: Path | None,
@@ -108,12 +124,8 @@ def load_cli_settings(
     resolve: Sequence[str] | None = None,
 ) -> Settings:
     """Settings for a command: defaults < settings file < environment < flags."""
-    path = config or (
-        Path(os.environ["SITELORE_CONFIG"]) if os.environ.get("SITELORE_CONFIG") else None
-    )
+    path = settings_path(config)
     text = None
-    if path is None and Path("sitelore.toml").is_file():
-        path = Path("sitelore.toml")
     if path is not None:
         try:
             text = path.read_text(encoding="utf-8")

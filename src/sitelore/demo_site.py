@@ -9,6 +9,9 @@ server is deliberately small and deterministic:
   comments) answer first, with ``TO`` sent verbatim as ``Location``;
 * a missing file is a ``404`` with a small HTML page;
 * Content-Type comes from the file suffix (:data:`CONTENT_TYPES`);
+* files carry a strong ``ETag`` (a hash of the bytes) and ``Last-Modified`` (the
+  file's mtime); ``If-None-Match`` (which wins when present) or else
+  ``If-Modified-Since`` answers ``304`` with no body when the file is unchanged;
 * only GET and HEAD are served.
 
 It never serves anything outside ``root``: request paths with ``.``/``..`` segments,
@@ -22,10 +25,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import importlib.resources
 import time
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
+from email.utils import formatdate, parsedate_to_datetime
 from pathlib import Path
 from urllib.parse import quote
 
@@ -111,6 +116,28 @@ def bundled_site_path() -> Path:
 class _Found:
     body: bytes
     content_type: str
+    mtime: float
+
+    @property
+    def etag(self) -> str:
+        return '"' + hashlib.sha256(self.body).hexdigest()[:32] + '"'
+
+    @property
+    def last_modified(self) -> str:
+        return formatdate(self.mtime, usegmt=True)
+
+    def not_modified(self, if_none_match: str | None, if_modified_since: str | None) -> bool:
+        """RFC 9110 13.1: If-None-Match (weak comparison) wins over If-Modified-Since."""
+        if if_none_match is not None:
+            tags = {tag.strip().removeprefix("W/") for tag in if_none_match.split(",")}
+            return "*" in tags or self.etag in tags
+        if if_modified_since is None:
+            return False
+        try:
+            since = parsedate_to_datetime(if_modified_since)
+        except (TypeError, ValueError):
+            return False
+        return since.tzinfo is not None and int(self.mtime) <= since.timestamp()
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,10 +165,14 @@ def _lookup(root: Path, url_path: str) -> _Found | _AddSlash | None:
     if not candidate.is_file() or candidate.name in HIDDEN_NAMES:
         return None
     content_type = CONTENT_TYPES.get(candidate.suffix.lower(), "application/octet-stream")
-    return _Found(candidate.read_bytes(), content_type)
+    return _Found(candidate.read_bytes(), content_type, candidate.stat().st_mtime)
 
 
-def _make_app(site_root: Path, log: list[tuple[float, str]] | None) -> web.Application:
+def _make_app(
+    site_root: Path,
+    log: list[tuple[float, str]] | None,
+    served: list[tuple[str, int]] | None = None,
+) -> web.Application:
     root = site_root.resolve(strict=True)
     if not root.is_dir():
         raise ConfigError(f"site root {site_root} is not a directory")
@@ -150,6 +181,12 @@ def _make_app(site_root: Path, log: list[tuple[float, str]] | None) -> web.Appli
     async def handle(request: web.Request) -> web.StreamResponse:
         if log is not None:
             log.append((time.monotonic(), request.raw_path))
+        response = await answer(request)
+        if served is not None:
+            served.append((request.raw_path, response.status))
+        return response
+
+    async def answer(request: web.Request) -> web.StreamResponse:
         rule = redirects.get(request.path)
         if rule is not None:
             return web.Response(
@@ -164,7 +201,14 @@ def _make_app(site_root: Path, log: list[tuple[float, str]] | None) -> web.Appli
             return web.Response(
                 status=404, body=_NOT_FOUND_PAGE, content_type="text/html", charset="utf-8"
             )
-        return web.Response(body=found.body, headers={"Content-Type": found.content_type})
+        validators = {"ETag": found.etag, "Last-Modified": found.last_modified}
+        if found.not_modified(
+            request.headers.get("If-None-Match"), request.headers.get("If-Modified-Since")
+        ):
+            return web.Response(status=304, headers=validators)
+        return web.Response(
+            body=found.body, headers={"Content-Type": found.content_type, **validators}
+        )
 
     app = web.Application()
     app.router.add_get("/{tail:.*}", handle)  # HEAD is allowed with GET
@@ -178,18 +222,20 @@ async def serve_site(
     host: str = "127.0.0.1",
     port: int = 0,
     log: list[tuple[float, str]] | None = None,
+    served: list[tuple[str, int]] | None = None,
 ) -> AsyncIterator[str]:
     """Serve ``root`` on ``host:port`` (0 = a free port) and yield the base URL.
 
     ``log``, when given, receives ``(time.monotonic(), raw request target)`` for every
     request as it arrives (path and query, still percent-encoded), so tests can check
-    what was fetched and how the requests were spaced.
+    what was fetched and how the requests were spaced. ``served``, when given,
+    receives ``(raw request target, status)`` for every answer (``304`` included).
 
     >>> async with serve_site(bundled_site_path()) as base:  # doctest: +SKIP
     ...     base
     'http://127.0.0.1:41234'
     """
-    runner = web.AppRunner(_make_app(root, log), access_log=None)
+    runner = web.AppRunner(_make_app(root, log, served), access_log=None)
     await runner.setup()
     try:
         site = web.TCPSite(runner, host, port)

@@ -11,8 +11,10 @@ URL, a bad settings file) surface to the user with an exit code.
     ├── UsageError                exit 2: the user must fix the command or request
     │   ├── InvalidURLError       unparsable URL, scheme other than http(s), credentials
     │   ├── BlockedURLError       refused by the address guard (.address, .reason)
-    │   └── RobotsRefusedError    start URL refused by robots.txt (or robots.txt 5xx)
+    │   ├── RobotsRefusedError    start URL refused by robots.txt (or robots.txt 5xx)
+    │   └── NotFoundError         no document (or crawl job) with that id (HTTP 404)
     ├── ConfigError               exit 78: bad settings file, environment or flags
+    │   └── ArchiveError          a snapshot archive is missing, unreadable or unwritable
     ├── FetchError                one request failed (.url, .kind, .status)
     │   ├── FetchTimeoutError
     │   ├── ResponseTooLargeError
@@ -23,6 +25,8 @@ URL, a bad settings file) surface to the user with an exit code.
     │   ├── RobotsDeniedError     a redirect hop or final URL refused by robots.txt
     │   └── NoSnapshotError
     ├── ConversionError
+    ├── BusyError                 too many crawls running at once (HTTP 429)
+    ├── FrontierError             the shared Redis frontier failed mid-crawl
     └── StoreError
         └── SchemaVersionError
 """
@@ -37,16 +41,20 @@ __all__ = [
     "EXIT_OK",
     "EXIT_PAGE_FAILED",
     "EXIT_USAGE",
+    "ArchiveError",
     "BlockedURLError",
+    "BusyError",
     "ConfigError",
     "ConversionError",
     "ErrorKind",
     "FetchError",
     "FetchTimeoutError",
+    "FrontierError",
     "HTTPStatusError",
     "InvalidURLError",
     "NetworkError",
     "NoSnapshotError",
+    "NotFoundError",
     "ResponseTooLargeError",
     "RobotsDeniedError",
     "RobotsRefusedError",
@@ -78,6 +86,7 @@ class ErrorKind(enum.StrEnum):
     TOO_MANY_REDIRECTS = "too-many-redirects"
     NO_SNAPSHOT = "no-snapshot"
     INVALID_URL = "invalid-url"
+    INVALID_CONFIG = "invalid-config"
 
 
 class SiteloreError(Exception):
@@ -135,10 +144,24 @@ class RobotsRefusedError(UsageError):
         )
 
 
+class NotFoundError(UsageError):
+    """No document, or no crawl job, has the id asked for."""
+
+
 class ConfigError(SiteloreError):
     """The settings (file, environment or flags) are invalid (exit 78)."""
 
     exit_code = 78
+
+
+class ArchiveError(ConfigError):
+    """A snapshot archive (WARC files and their index) is missing, unreadable or unwritable.
+
+    A crawl that cannot open its archive ends as one page outcome of kind
+    ``invalid-config`` instead of raising; other commands exit 78 with it.
+    """
+
+    kind = ErrorKind.INVALID_CONFIG
 
 
 class FetchError(SiteloreError):
@@ -213,6 +236,14 @@ class ConversionError(SiteloreError):
 
     exit_code = EXIT_PAGE_FAILED
     kind = ErrorKind.UNSUPPORTED_CONTENT_TYPE
+
+
+class BusyError(SiteloreError):
+    """The server already runs as many crawls as the operator allows; try again later."""
+
+
+class FrontierError(SiteloreError):
+    """The shared crawl frontier (Redis) failed mid-crawl; unreachable at start is a ConfigError."""
 
 
 class StoreError(SiteloreError):

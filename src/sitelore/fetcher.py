@@ -11,9 +11,10 @@ Choices made here:
 
 - Cookies are never stored (``DummyCookieJar``); a caller's ``Cookie``,
   ``Authorization`` and ``Proxy-Authorization`` headers are dropped for good once a
-  redirect leaves the first origin. Callers cannot set ``User-Agent``,
-  ``Accept-Encoding``, ``Host``, ``Connection``, ``Content-Length`` or
-  ``Transfer-Encoding``.
+  redirect leaves the first origin; ``If-None-Match`` / ``If-Modified-Since`` are
+  sent to the first URL only (its validators say nothing about a redirect target).
+  Callers cannot set ``User-Agent``, ``Accept-Encoding``, ``Host``, ``Connection``,
+  ``Content-Length`` or ``Transfer-Encoding``.
 - ``Accept-Encoding: gzip, deflate``. Brotli is not offered: no brotli decoder is a
   dependency, and one that cannot bound its output must not be used. A response in
   any other encoding, or in a chain of more than two, is an
@@ -23,8 +24,12 @@ Choices made here:
 - The per-page time budget (``timeout``, else ``limits.page_timeout_seconds``) covers
   every hop and every retry and is measured on the injected clock; a retry wait that
   does not fit in it (or past ``deadline``) is not taken.
+- An ``observer`` (capture, see ``sitelore.snapshots``) is awaited after every exchange
+  that produced a response, redirects and retried attempts included, with the request
+  headers aiohttp actually sent and the body as kept (decompressed; empty for a
+  redirect). It only watches: what ``fetch`` returns does not depend on it.
 
-The module is a little over 600 lines because the resolver, the redirect loop, the
+The module is about 700 lines because the resolver, the redirect loop, the
 retry policy and the bounded inflater all raise through the one error mapping here;
 split the inflater out first if it grows.
 """
@@ -42,6 +47,7 @@ import socket
 import urllib.parse
 import zlib
 from collections.abc import Iterator, Mapping, Sequence
+from datetime import datetime
 from types import TracebackType
 from typing import Self
 
@@ -62,11 +68,17 @@ from sitelore.errors import (
     UsageError,
 )
 from sitelore.guard import AddressPolicy, Target, check_url, redact_url
-from sitelore.models import Headers, Limits, Snapshot
+from sitelore.models import Exchange, Headers, Limits, Snapshot
 from sitelore.politeness import parse_retry_after
-from sitelore.ports import Clock, HopCheck, Resolver
+from sitelore.ports import Clock, ExchangeObserver, HopCheck, Resolver
 
-__all__ = ["ACCEPT_ENCODING", "HttpFetcher", "SystemResolver"]
+__all__ = [
+    "ACCEPT_ENCODING",
+    "HttpFetcher",
+    "SystemResolver",
+    "follow_redirect",
+    "redirect_location",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -75,6 +87,8 @@ ACCEPT_ENCODING = "gzip, deflate"
 _REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 _RETRY_STATUSES = frozenset({429, 502, 503, 504})
 _CREDENTIAL_HEADERS = frozenset({"authorization", "cookie", "proxy-authorization"})
+# Validators belong to the URL asked for; a redirect target is fetched unconditionally.
+_CONDITIONAL_HEADERS = frozenset({"if-none-match", "if-modified-since"})
 _RESERVED_HEADERS = frozenset(
     {"user-agent", "accept-encoding", "host", "connection", "content-length", "transfer-encoding"}
 )
@@ -174,6 +188,9 @@ class _Response:
     body: bytes
     address: str | None
     location: str | None
+    reason: str = ""
+    version: str = "1.1"
+    request_headers: Headers = dataclasses.field(default_factory=Headers)
 
 
 class _State(enum.Enum):
@@ -211,6 +228,7 @@ class HttpFetcher:
         deadline: float | None = None,
         connect_timeout: float = 10.0,
         read_timeout: float = 10.0,
+        observer: ExchangeObserver | None = None,
     ) -> None:
         self._user_agent = user_agent or default_user_agent()
         self._policy = policy or AddressPolicy()
@@ -228,6 +246,7 @@ class HttpFetcher:
         self._timeout = aiohttp.ClientTimeout(
             total=None, sock_connect=connect_timeout, sock_read=read_timeout
         )
+        self._observer = observer
         self._session: aiohttp.ClientSession | None = None
         self._state = _State.UNOPENED
 
@@ -295,7 +314,9 @@ class HttpFetcher:
         chain: list[str] = []
         seen = {target.url}
         while True:
-            response = await self._exchange_with_retries(session, target, sent, cap, budget_end)
+            response = await self._exchange_with_retries(
+                session, target, sent, cap, budget_end, (url, len(chain))
+            )
             if response.location is None:
                 return Snapshot(
                     url=url,
@@ -310,6 +331,7 @@ class HttpFetcher:
                 )
             chain.append(target.url if chain else url)
             target = await self._next_hop(target, response.location, seen, len(chain), check_hop)
+            sent = {k: v for k, v in sent.items() if k.lower() not in _CONDITIONAL_HEADERS}
             if target.origin != first_origin:
                 sent = {k: v for k, v in sent.items() if k.lower() not in _CREDENTIAL_HEADERS}
 
@@ -323,23 +345,14 @@ class HttpFetcher:
         hops: int,
         check_hop: HopCheck | None,
     ) -> Target:
-        if hops > self._limits.max_redirects:
-            raise TooManyRedirectsError(
-                current.url, f"more than {self._limits.max_redirects} redirects"
-            )
-        try:
-            joined = urllib.parse.urljoin(current.url, location)
-            scheme = urllib.parse.urlsplit(joined).scheme.lower()
-        except ValueError:
-            joined, scheme = location, "http"  # let check_url name what is wrong
-        if scheme not in ("http", "https"):
-            raise BlockedURLError(
-                redact_url(joined), f"redirect from {current.url} to a {scheme!r} URL"
-            )
-        target = check_url(joined, policy=self._policy)
-        if target.url in seen:
-            raise TooManyRedirectsError(current.url, f"redirect loop back to {target.url}")
-        seen.add(target.url)
+        target = follow_redirect(
+            current.url,
+            location,
+            seen=seen,
+            hops=hops,
+            max_redirects=self._limits.max_redirects,
+            policy=self._policy,
+        )
         if check_hop is not None:
             await check_hop(target.url)
         logger.debug("redirect %s -> %s", current.url, target.url)
@@ -354,9 +367,11 @@ class HttpFetcher:
         headers: Mapping[str, str],
         cap: int,
         budget_end: float,
+        hop: tuple[str, int],
     ) -> _Response:
         attempt = 0
         while True:
+            started_at = self._clock.now()
             try:
                 response = await self._exchange(session, target, headers, cap, budget_end)
             except NetworkError as exc:
@@ -365,6 +380,7 @@ class HttpFetcher:
                     raise
                 why = exc.message
             else:
+                await self._observe(hop, target, response, started_at)
                 asked = self._status_wait(response, attempt)
                 if asked is None or not self._may_wait(attempt, asked, budget_end):
                     return response
@@ -372,6 +388,31 @@ class HttpFetcher:
             logger.info("retrying %s in %.2fs after %s", target.url, wait, why)
             await self._clock.sleep(wait)
             attempt += 1
+
+    async def _observe(
+        self, hop: tuple[str, int], target: Target, response: _Response, started_at: datetime
+    ) -> None:
+        """Report one completed exchange to the observer (capture), if there is one."""
+        if self._observer is None:
+            return
+        fetch_url, number = hop
+        await self._observer(
+            Exchange(
+                fetch_url=fetch_url,
+                hop=number,
+                url=target.url,
+                method="GET",
+                request_headers=response.request_headers,
+                status=response.status,
+                reason=response.reason,
+                http_version=response.version,
+                headers=response.headers,
+                body=response.body,
+                body_read=response.location is None,
+                address=response.address,
+                started_at=started_at,
+            )
+        )
 
     def _status_wait(self, response: _Response, attempt: int) -> float | None:
         """Seconds to wait before retrying this response, or None to return it."""
@@ -431,6 +472,48 @@ class HttpFetcher:
         return self._session
 
 
+# ---------------------------------------------------------------- redirects (shared)
+
+
+def follow_redirect(
+    current: str,
+    location: str,
+    *,
+    seen: set[str],
+    hops: int,
+    max_redirects: int,
+    policy: AddressPolicy,
+) -> Target:
+    """The checked target of redirect hop number ``hops`` from ``current`` to ``location``.
+
+    The one rule for live and replayed fetches: at most ``max_redirects`` hops, http(s)
+    only, each target passed by the address guard, no loop back to a URL in ``seen``
+    (the target is added to it).
+    """
+    if hops > max_redirects:
+        raise TooManyRedirectsError(current, f"more than {max_redirects} redirects")
+    try:
+        joined = urllib.parse.urljoin(current, location)
+        scheme = urllib.parse.urlsplit(joined).scheme.lower()
+    except ValueError:
+        joined, scheme = location, "http"  # let check_url name what is wrong
+    if scheme not in ("http", "https"):
+        raise BlockedURLError(redact_url(joined), f"redirect from {current} to a {scheme!r} URL")
+    target = check_url(joined, policy=policy)
+    if target.url in seen:
+        raise TooManyRedirectsError(current, f"redirect loop back to {target.url}")
+    seen.add(target.url)
+    return target
+
+
+def redirect_location(status: int, headers: Headers) -> str | None:
+    """The Location of a redirect response (301, 302, 303, 307, 308), else None."""
+    if status not in _REDIRECT_STATUSES:
+        return None
+    location = (headers.get("location") or "").strip()
+    return location or None
+
+
 # ---------------------------------------------------------------- responses
 
 
@@ -439,18 +522,14 @@ async def _read_response(
 ) -> _Response:
     headers = Headers.of((str(k), v) for k, v in resp.headers.items())
     address = _peer_address(resp) or known_address
-    location = _redirect_location(resp.status, headers)
-    if location is not None:
-        return _Response(resp.status, headers, b"", address, location)  # body never read
+    location = redirect_location(resp.status, headers)
+    sent = Headers.of((str(k), v) for k, v in resp.request_info.headers.items())
+    reason = resp.reason or ""
+    version = f"{resp.version.major}.{resp.version.minor}" if resp.version else "1.1"
+    if location is not None:  # the body is never read
+        return _Response(resp.status, headers, b"", address, location, reason, version, sent)
     body = await _read_body(resp, headers, url, cap)
-    return _Response(resp.status, headers, body, address, None)
-
-
-def _redirect_location(status: int, headers: Headers) -> str | None:
-    if status not in _REDIRECT_STATUSES:
-        return None
-    location = (headers.get("location") or "").strip()
-    return location or None
+    return _Response(resp.status, headers, body, address, None, reason, version, sent)
 
 
 def _peer_address(resp: aiohttp.ClientResponse) -> str | None:

@@ -12,15 +12,20 @@ import enum
 from collections.abc import Iterable
 from datetime import datetime
 from typing import Annotated, Any, Self
+from urllib.parse import quote
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from sitelore.errors import ErrorKind, SiteloreError
 
 __all__ = [
+    "CAPPED_OPTIONS",
+    "CaptureRef",
+    "ChangeKind",
     "CrawlOptions",
     "CrawlSummary",
     "Document",
+    "Exchange",
     "FetchMeta",
     "Headers",
     "Limits",
@@ -29,8 +34,10 @@ __all__ = [
     "SearchHit",
     "SkipReason",
     "Snapshot",
+    "SnapshotMode",
     "StoredDocument",
     "UpsertResult",
+    "page_id",
 ]
 
 MiB = 1024 * 1024
@@ -76,12 +83,64 @@ def _charset(content_type: str | None) -> str | None:
     return None
 
 
+class SnapshotMode(enum.StrEnum):
+    """Where the fetch path gets its responses.
+
+    ``live``: the network. ``capture``: the network, and every exchange is also written
+    to a WARC archive. ``replay``: the archive only; no socket is ever opened.
+    """
+
+    LIVE = "live"
+    CAPTURE = "capture"
+    REPLAY = "replay"
+
+
+def page_id(seed_id: str, url: str) -> str:
+    """The capture identity of ``url`` fetched by the crawl named ``seed_id``.
+
+    ``quote(seed_id, safe="") + "::" + url``. The quoted seed id holds no ``:``, so the
+    first ``::`` is always the join and two (seed id, url) pairs never share an id:
+
+    >>> page_id("a::b", "c"), page_id("a", "b::c")
+    ('a%3A%3Ab::c', 'a::b::c')
+    """
+    return quote(seed_id, safe="") + "::" + url
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class CaptureRef:
+    """Where a captured response lives: one gzip member (one record) of a WARC file.
+
+    ``digest`` is the record's ``WARC-Payload-Digest`` (``sha1:<base32>``) of the body
+    as stored; ``page_id`` names the fetch that captured it.
+    """
+
+    warc_file: str
+    offset: int
+    length: int
+    digest: str
+    record_id: str
+    page_id: str
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``capture`` object of exports and ``show --json``."""
+        return {
+            "file": self.warc_file,
+            "offset": self.offset,
+            "length": self.length,
+            "digest": self.digest,
+            "recordId": self.record_id,
+            "pageId": self.page_id,
+        }
+
+
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class Snapshot:
     """What one fetch saw: the final response of a (possibly redirected) request.
 
     ``redirects`` lists every URL requested before ``final_url``, in order, starting
-    with ``url``; it is empty when there was no redirect.
+    with ``url``; it is empty when there was no redirect. ``capture`` names the WARC
+    record of this response when the fetch path captured or replayed it.
     """
 
     url: str
@@ -93,6 +152,7 @@ class Snapshot:
     elapsed_ms: float
     redirects: tuple[str, ...] = ()
     address: str | None = None
+    capture: CaptureRef | None = None
 
     @property
     def content_type(self) -> str:
@@ -103,6 +163,32 @@ class Snapshot:
     def charset(self) -> str | None:
         """The charset parameter of Content-Type, lower-cased, if any."""
         return _charset(self.headers.get("content-type"))
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class Exchange:
+    """One HTTP request and its response as the fetcher saw them (one hop of one fetch).
+
+    ``fetch_url`` is the URL the fetch was asked for (it names the page); ``url`` is the
+    URL of this hop, ``hop`` its position (0 = the first request). ``headers`` are the
+    response headers as received, while ``body`` is what the fetcher kept: de-chunked
+    and decompressed, and empty for a redirect, whose body is never read
+    (``body_read`` is False then).
+    """
+
+    fetch_url: str
+    hop: int
+    url: str
+    method: str
+    request_headers: Headers
+    status: int
+    reason: str
+    http_version: str
+    headers: Headers
+    body: bytes
+    body_read: bool
+    address: str | None
+    started_at: datetime
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -166,6 +252,8 @@ class StoredDocument:
     description: str | None = None
     lang: str | None = None
     canonical_url: str | None = None
+    #: Set when a re-crawl found the page gone (404/410); the document is kept.
+    removed_at: datetime | None = None
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -186,6 +274,16 @@ class SearchHit:
     title: str
     snippet: str
     score: float
+
+
+class ChangeKind(enum.StrEnum):
+    """What a crawl found for one page compared with the store (incremental re-crawls)."""
+
+    NEW = "new"
+    CHANGED = "changed"
+    UNCHANGED = "unchanged"
+    REMOVED = "removed"
+    FAILED = "failed"
 
 
 class SkipReason(enum.StrEnum):
@@ -238,6 +336,9 @@ class PageOutcome:
     bytes: int = 0
     elapsed_ms: float = 0.0
     indexed: bool = False
+    #: New / changed / unchanged / removed / failed against the store; None when the
+    #: page says nothing about a document (noindex, a redirect onto a fetched page).
+    change: ChangeKind | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The pinned per-page shape of ``crawl --json``."""
@@ -254,11 +355,19 @@ class PageOutcome:
 
 _NonNeg = Annotated[int, Field(ge=0)]
 
+#: The options a request may ask for that the operator caps: (CrawlOptions field, Limits field).
+CAPPED_OPTIONS: tuple[tuple[str, str], ...] = (
+    ("max_pages", "max_pages"),
+    ("max_depth", "max_depth"),
+    ("concurrency", "max_concurrency"),
+    ("deadline_seconds", "deadline_seconds"),
+)
+
 
 class Limits(BaseModel):
     """The operator's hard caps; requests can ask for less, never more."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
 
     max_pages: Annotated[int, Field(ge=1, description="Hard cap on pages per crawl.")] = 200
     max_depth: Annotated[int, Field(ge=0, description="Hard cap on link depth.")] = 5
@@ -309,18 +418,17 @@ class CrawlOptions(BaseModel):
         bool,
         Field(description="Run each HTML page's JavaScript in headless Chromium (render extra)."),
     ] = False
+    sitemap: Annotated[
+        bool,
+        Field(description="Also seed from robots.txt Sitemap: lines and /sitemap.xml."),
+    ] = False
 
     def clamp(self, limits: Limits) -> tuple[CrawlOptions, tuple[str, ...]]:
         """Return these options within ``limits`` and a note for each clamped value."""
         notes: list[str] = []
         changes: dict[str, Any] = {}
-        for field, cap in (
-            ("max_pages", limits.max_pages),
-            ("max_depth", limits.max_depth),
-            ("concurrency", limits.max_concurrency),
-            ("deadline_seconds", limits.deadline_seconds),
-        ):
-            asked = getattr(self, field)
+        for field, cap_field in CAPPED_OPTIONS:
+            asked, cap = getattr(self, field), getattr(limits, cap_field)
             if asked > cap:
                 changes[field] = cap
                 notes.append(f"{field} {asked} clamped to the operator's cap {cap}")
@@ -343,6 +451,8 @@ class CrawlSummary:
     elapsed_ms: float = 0.0
     warnings: list[str] = dataclasses.field(default_factory=list)
     clamped: tuple[str, ...] = ()
+    #: URLs the site's sitemaps listed (offered to the frontier; scope still applies).
+    sitemap_urls: int = 0
 
     @property
     def pages_crawled(self) -> int:
@@ -358,6 +468,14 @@ class CrawlSummary:
     def errors(self) -> int:
         """Pages that ended in a typed error."""
         return sum(1 for page in self.pages if page.error is not None)
+
+    def changes(self) -> dict[ChangeKind, list[str]]:
+        """Page URLs by change kind (every kind present, in crawl order)."""
+        out: dict[ChangeKind, list[str]] = {kind: [] for kind in ChangeKind}
+        for page in self.pages:
+            if page.change is not None:
+                out[page.change].append(page.url)
+        return out
 
     def to_json(self) -> dict[str, Any]:
         """The pinned ``crawl --json`` shape."""
@@ -375,4 +493,5 @@ class CrawlSummary:
             "applied": self.options.model_dump(mode="json", by_alias=True),
             "clamped": list(self.clamped),
             "warnings": list(self.warnings),
+            "sitemapUrls": self.sitemap_urls,
         }

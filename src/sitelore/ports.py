@@ -8,12 +8,36 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
 from datetime import datetime
 from typing import Protocol, runtime_checkable
 
-from sitelore.models import Document, FetchMeta, SearchHit, Snapshot, StoredDocument, UpsertResult
+from sitelore.changes import ChangeReport, KnownPage
+from sitelore.models import (
+    CaptureRef,
+    Document,
+    Exchange,
+    FetchMeta,
+    SearchHit,
+    Snapshot,
+    SnapshotMode,
+    StoredDocument,
+    UpsertResult,
+)
 
-__all__ = ["Clock", "Fetcher", "HopCheck", "Renderer", "Resolver", "Store"]
+__all__ = [
+    "CaptureLinks",
+    "CaptureReader",
+    "Clock",
+    "ExchangeObserver",
+    "Fetcher",
+    "HopCheck",
+    "LiveFetcher",
+    "Renderer",
+    "Resolver",
+    "Snapshots",
+    "Store",
+]
 
 #: Called by the fetcher before it requests each redirect target; raising stops the fetch.
 HopCheck = Callable[[str], Awaitable[None]]
@@ -79,11 +103,73 @@ class Renderer(Protocol):
         ...
 
 
+#: Called by the fetcher after each HTTP exchange it completes (every hop, every attempt).
+ExchangeObserver = Callable[[Exchange], Awaitable[None]]
+
+#: Makes the real (network) fetcher for one crawl, reporting each exchange to the
+#: observer when one is given. Entering the result opens its session.
+LiveFetcher = Callable[[ExchangeObserver | None], AbstractAsyncContextManager[Fetcher]]
+
+
+@runtime_checkable
+class Snapshots(Protocol):
+    """**Protocol:** the snapshot mode of the fetch path: live, capture or replay.
+
+    ``fetch_path`` opens the fetcher one crawl uses. Live and capture call ``live``
+    (capture with an observer that archives every exchange); replay never calls it,
+    so no session is created and no socket is opened. Page ids are
+    ``models.page_id(seed_id, url)``. Entering raises ``ArchiveError`` when the
+    archive cannot be opened (replay without one, capture into an unwritable place).
+    """
+
+    @property
+    def mode(self) -> SnapshotMode:
+        """Which of the three modes this is."""
+        ...
+
+    def fetch_path(self, seed_id: str, live: LiveFetcher) -> AbstractAsyncContextManager[Fetcher]:
+        """The fetcher for one crawl whose captures are named by ``seed_id``."""
+        ...
+
+
+@runtime_checkable
+class CaptureLinks(Protocol):
+    """**Protocol (optional store capability):** link documents to their capture records.
+
+    A store without it still crawls, captures and replays; its documents are simply
+    not linked, and ``reconvert`` finds nothing to rebuild.
+    """
+
+    async def link_capture(self, id_or_url: str, ref: CaptureRef | None) -> bool:
+        """Link a document to ``ref`` (None removes the link); False if no such document."""
+        ...
+
+    async def capture_of(self, id_or_url: str) -> CaptureRef | None:
+        """The capture record a document was built from, if any."""
+        ...
+
+    async def captures(self) -> builtins.list[tuple[str, CaptureRef]]:
+        """``(document id, ref)`` for every linked document, oldest document first."""
+        ...
+
+
+class CaptureReader(Protocol):
+    """**Protocol:** read back the response a capture record holds (no network)."""
+
+    async def read(self, ref: CaptureRef) -> Snapshot:
+        """The captured response; ``ArchiveError`` when it is missing or its digest is wrong."""
+        ...
+
+
 class Store(Protocol):
     """**Protocol:** where documents live; one row per URL with a stable id."""
 
     async def upsert(self, document: Document, meta: FetchMeta) -> UpsertResult:
-        """Insert or update the document for ``document.url``; keep its id."""
+        """Insert or update the document for ``document.url``; keep its id.
+
+        Also keeps ``document.links`` (offered again on a ``304``) and clears a
+        removal flag. An unchanged content hash rewrites neither the text nor the index.
+        """
         ...
 
     async def get(self, id_or_url: str) -> StoredDocument | None:
@@ -95,7 +181,10 @@ class Store(Protocol):
         ...
 
     async def search(self, query: str, *, limit: int = 10) -> builtins.list[SearchHit]:
-        """Full-text search; the query is plain text, never FTS syntax."""
+        """Full-text search; the query is plain text, never FTS syntax.
+
+        Documents flagged removed are left out.
+        """
         ...
 
     async def delete(self, id_or_url: str) -> bool:
@@ -108,4 +197,31 @@ class Store(Protocol):
 
     async def close(self) -> None:
         """Flush and release the store."""
+        ...
+
+    # -- incremental re-crawls and named sources -------------------------------------
+
+    async def known_page(self, url: str) -> KnownPage | None:
+        """Validators, links and removal flag of the document stored for exactly ``url``."""
+        ...
+
+    async def mark_verified(self, url: str, meta: FetchMeta) -> str | None:
+        """A ``304`` confirmed the live document at ``url``: update ``fetched_at`` (and the
+        validators ``meta`` carries), never its content; return its id (None if not live)."""
+        ...
+
+    async def mark_removed(self, url: str, *, status: int, at: datetime) -> str | None:
+        """Flag the live document at ``url`` as removed (kept; left out of search);
+        return its id, or None when no live document is stored there."""
+        ...
+
+    async def record_change_report(self, report: ChangeReport) -> None:
+        """Append the change report of one crawl of a named source."""
+        ...
+
+    async def change_reports(
+        self, source: str, *, limit: int = 10, ok_only: bool = False
+    ) -> builtins.list[ChangeReport]:
+        """The newest ``limit`` reports of ``source``, newest first (only successful
+        ones when ``ok_only``)."""
         ...

@@ -24,7 +24,7 @@ import math
 import string
 from collections.abc import Awaitable, Callable, Iterable, Iterator
 from types import MappingProxyType
-from urllib.parse import urlsplit
+from urllib.parse import urljoin, urlsplit
 
 from sitelore.errors import InvalidURLError
 from sitelore.urlparts import remove_dot_segments
@@ -374,10 +374,12 @@ def _delay_ms(value: str) -> int | None:
     return millis if millis > 0 else None
 
 
-def _sitemap_url(value: str) -> str | None:
+def _sitemap_url(value: str, base_url: str | None = None) -> str | None:
     if not value or any(ch.isspace() for ch in value):
         return None
     try:
+        if base_url is not None:
+            value = urljoin(base_url, value)
         parts = urlsplit(value)
     except ValueError:
         return None
@@ -401,7 +403,7 @@ class _Parsed:
     sitemaps: dict[str, None] = dataclasses.field(default_factory=dict)
 
 
-def _parse(records: Iterable[tuple[str, str]]) -> _Parsed:
+def _parse(records: Iterable[tuple[str, str]], base_url: str | None = None) -> _Parsed:
     parsed = _Parsed()
     group: _Group | None = None
     reading_agents = False
@@ -417,7 +419,7 @@ def _parse(records: Iterable[tuple[str, str]]) -> _Parsed:
             if group is not None:
                 _add_member(group, key, value)
         elif key == "sitemap":
-            url = _sitemap_url(value)
+            url = _sitemap_url(value, base_url)
             if url is not None:
                 parsed.sitemaps.setdefault(url)
     return parsed
@@ -440,13 +442,18 @@ def _applicable(groups: list[_Group], token: str) -> list[_Group]:
     return [group for group in groups if "*" in group.agents]
 
 
-def parse_robots_txt(text: str, user_agent: str = "sitelore") -> RobotsRules:
+def parse_robots_txt(
+    text: str, user_agent: str = "sitelore", *, base_url: str | None = None
+) -> RobotsRules:
     """Parse robots.txt ``text`` into the rules for ``user_agent``; never raises.
 
     ``user_agent`` is a product token or a full User-Agent string; groups naming its
     product token (whole token, any case) are merged, else all ``*`` groups are.
+    ``Sitemap:`` values must be absolute http(s) URLs, unless ``base_url`` (the
+    robots.txt URL) is given: then relative ones (``/sitemap.xml``) are resolved
+    against it.
     """
-    parsed = _parse(_records(text))
+    parsed = _parse(_records(text), base_url)
     chosen = _applicable(parsed.groups, product_token(user_agent).lower())
     rules = sorted((rule for group in chosen for rule in group.rules), key=_priority)
     delays = [delay for group in chosen for delay in group.delays]

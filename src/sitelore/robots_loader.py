@@ -61,7 +61,7 @@ def _rules_for_status(status: int, body: bytes, *, url: str, loader: _Loader) ->
         if len(body) > loader.max_bytes:
             _log.warning("robots.txt over %d bytes, allowing all: %s", loader.max_bytes, url)
             return unavailable_rules("too large")
-        return parse_robots_txt(body.decode("utf-8", "replace"), loader.user_agent)
+        return parse_robots_txt(body.decode("utf-8", "replace"), loader.user_agent, base_url=url)
     if family == _CLIENT_ERROR:
         if status != _NOT_FOUND:
             _log.debug("robots.txt answered %d, allowing all: %s", status, url)

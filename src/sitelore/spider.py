@@ -15,6 +15,11 @@ that URL's origin (one request in flight per origin), waits for the origin's spa
 (:class:`~sitelore.politeness.Politeness`), fetches, converts, stores, and offers the
 page's links back. The whole crawl runs under the deadline: in-flight requests and
 sleeps are cancelled when it passes and what was fetched is kept.
+
+Re-crawls: an ``incremental`` spider sends each stored document's validators and
+lets :class:`~sitelore.revisit.Revisit` say what a ``304`` or ``404``/``410`` means;
+each outcome names its change kind. With ``options.sitemap`` the site's sitemaps
+seed the frontier at depth 1 before the workers start (scope, caps, robots apply).
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ import dataclasses
 import logging
 from collections.abc import Callable
 
-from sitelore.convert import to_document
+from sitelore.convert import DocumentConverter
 from sitelore.errors import (
     ConversionError,
     FetchError,
@@ -37,6 +42,7 @@ from sitelore.errors import (
 )
 from sitelore.frontier import Frontier, QueueItem
 from sitelore.models import (
+    ChangeKind,
     CrawlOptions,
     CrawlSummary,
     Document,
@@ -46,11 +52,15 @@ from sitelore.models import (
     PageOutcome,
     SkipReason,
     Snapshot,
+    UpsertResult,
 )
 from sitelore.politeness import Politeness, clamp_to_deadline, parse_retry_after
-from sitelore.ports import Clock, Fetcher, Renderer, Store
+from sitelore.ports import CaptureLinks, Clock, Fetcher, Renderer, Store
+from sitelore.revisit import Prepared, Revisit, change_of
 from sitelore.robots import RobotsPolicy, robots_origin
+from sitelore.sitemaps import SitemapLoader
 from sitelore.urls import Scope, normalize_url, origin
+from sitelore.xrobots import apply_robots_tag
 
 __all__ = ["CrawlRun", "Spider", "UrlCheck"]
 
@@ -88,6 +98,11 @@ class Spider:
         limits: the operator's caps (page bytes, page timeout).
         url_check: refuses a discovered URL before any I/O (guard literal checks).
         convert: body -> Document (the converter; tests may pass another).
+        sitemaps: reads a seed's sitemaps when ``options.sitemap`` asks for them.
+        incremental: re-crawl: send the stored validators, keep documents on 304,
+            flag documents whose URL answers 404/410 as removed.
+        robots_agent: our product token, for ``X-Robots-Tag: <token>: ...`` values.
+        paced: keep per-origin spacing (False when replaying an archive: no server).
     """
 
     def __init__(
@@ -101,6 +116,10 @@ class Spider:
         url_check: UrlCheck | None = None,
         renderer: Renderer | None = None,
         convert: Callable[[bytes, str, str, str | None], Document] | None = None,
+        sitemaps: SitemapLoader | None = None,
+        incremental: bool = False,
+        robots_agent: str = "sitelore",
+        paced: bool = True,
     ) -> None:
         self._fetcher = fetcher
         self._store = store
@@ -109,7 +128,14 @@ class Spider:
         self._limits = limits or Limits()
         self._url_check = url_check or _no_check
         self._renderer = renderer
-        self._convert = convert or _default_convert
+        # One converter per spider: it remembers resolved links across the crawl's pages.
+        self._convert = convert or DocumentConverter()
+        self._sitemaps = sitemaps
+        self._revisit = Revisit(store, clock, enabled=incremental)
+        self._robots_agent = robots_agent
+        self._paced = paced
+        # Optional store capability: link each document to the WARC record it came from.
+        self._capture_links = store if isinstance(store, CaptureLinks) else None
 
     def crawl(self, seed: str, options: CrawlOptions, *, deadline: float | None = None) -> CrawlRun:
         """Start a crawl of ``seed``; iterate the result for outcomes, then read ``summary``.
@@ -119,10 +145,6 @@ class Spider:
         ``options.deadline_seconds``); pass the fetcher's own deadline so both agree.
         """
         return CrawlRun(self, seed, options, deadline)
-
-
-def _default_convert(body: bytes, content_type: str, url: str, charset: str | None) -> Document:
-    return to_document(body, content_type, url, charset=charset)
 
 
 class CrawlRun:
@@ -149,6 +171,15 @@ class CrawlRun:
         self._task: asyncio.Task[None] | None = None
         self._closed = False
         self._frontier: Frontier | None = None
+        self._refusal: PageError | None = None
+
+    def refuse(self, error: SiteloreError) -> None:
+        """Make this crawl end, before any fetch, as one page outcome holding ``error``.
+
+        For a whole-crawl problem that is reported rather than raised (replay with no
+        archive: one ``invalid-config`` outcome). Call before iterating.
+        """
+        self._refusal = PageError.from_exception(error)
 
     async def finish(self) -> CrawlSummary:
         """Run the crawl to its end and return the summary."""
@@ -225,6 +256,9 @@ class CrawlRun:
         seed = normalize_url(self.summary.seed)  # InvalidURLError: a usage error
         spider._url_check(seed)
         self.summary.seed = seed
+        if self._refusal is not None:
+            self._emit(PageOutcome(url=seed, depth=0, error=self._refusal))
+            return
         scope = Scope.from_options(seed, options)
         frontier = Frontier(seed, options, scope)
         politeness = Politeness(options.delay)
@@ -236,6 +270,8 @@ class CrawlRun:
         scheduler = _Scheduler(self, frontier, politeness, scope, deadline)
         try:
             async with asyncio.timeout(max(0.0, deadline - spider._clock.monotonic())):
+                if options.sitemap and spider._sitemaps is not None:
+                    await self._seed_from_sitemaps(seed, frontier, scheduler)
                 await scheduler.run()
         except TimeoutError:
             self._truncate(_DEADLINE)
@@ -252,6 +288,23 @@ class CrawlRun:
         if not await self._spider._robots.is_allowed(seed):
             raise RobotsRefusedError(seed, robots_url, "the start URL is disallowed by robots.txt")
         politeness.set_crawl_delay(origin(seed), rules.crawl_delay_ms)
+
+    async def _seed_from_sitemaps(
+        self, seed: str, frontier: Frontier, scheduler: _Scheduler
+    ) -> None:
+        """Offer the sitemaps' URLs at depth 1 (scope, caps and robots still apply)."""
+        spider = self._spider
+        assert spider._sitemaps is not None
+        declared = (
+            (await spider._robots.rules_for(seed)).sitemaps if self._options.respect_robots else ()
+        )
+        found = await spider._sitemaps(seed, declared, scheduler.before_sitemap)
+        for url in found.urls:
+            frontier.offer(url, 1)
+        self.summary.sitemap_urls = len(found.urls)
+        self.summary.warnings.extend(f"sitemap: {error}" for error in found.errors)
+        if found.truncated:
+            self.summary.warnings.append("sitemap: URL cap reached; the rest were not read")
 
     def _truncate(self, reason: str) -> None:
         if not self.summary.truncated:
@@ -339,6 +392,15 @@ class _Scheduler:
                 return None
             return await self._fetch_page(item, key)
 
+    async def before_sitemap(self, url: str) -> bool:
+        """May a sitemap file be fetched now? Robots.txt first, then the origin's spacing."""
+        key = origin(url)
+        if self._options.respect_robots:
+            if not await self._spider._robots.is_allowed(url):
+                return False
+            await self._learn_crawl_delay(key, url)
+        return await self._wait_turn(key)
+
     def _stop_at_deadline(self, item: QueueItem) -> None:
         self._frontier.requeue(item)
         self._run._truncate(_DEADLINE)
@@ -355,7 +417,8 @@ class _Scheduler:
     async def _wait_turn(self, key: str) -> bool:
         clock = self._spider._clock
         now = clock.monotonic()
-        wait = clamp_to_deadline(self._politeness.wait_for(key, now), now, self._deadline)
+        asked = self._politeness.wait_for(key, now) if self._spider._paced else 0.0
+        wait = clamp_to_deadline(asked, now, self._deadline)
         if wait is None:
             return False
         if wait > 0:
@@ -365,10 +428,12 @@ class _Scheduler:
 
     async def _fetch_page(self, item: QueueItem, key: str) -> _Page | None:
         spider = self._spider
+        prepared = await spider._revisit.prepare(item.url)
         try:
             snapshot = await spider._fetcher.fetch(
                 item.url,
                 max_bytes=spider._limits.max_page_bytes,
+                headers=prepared.headers or None,
                 timeout=spider._limits.page_timeout_seconds,
                 check_hop=self._check_hop,
             )
@@ -379,13 +444,25 @@ class _Scheduler:
                 return None
             log.info("failed %s: %s", item.url, exc)
             return _Page(
-                PageOutcome(url=item.url, depth=item.depth, error=PageError.from_exception(exc))
+                PageOutcome(
+                    url=item.url,
+                    depth=item.depth,
+                    error=PageError.from_exception(exc),
+                    change=ChangeKind.FAILED,
+                )
             )
         self._honour_retry_after(key, snapshot)
+        unchanged = await spider._revisit.not_modified(item.url, item.depth, snapshot, prepared)
+        if unchanged is not None:
+            assert prepared.known is not None
+            log.info("not modified %s", item.url)
+            return _Page(unchanged, prepared.known.links or ())
         try:
-            return await self._accept(item, snapshot)
+            return await self._accept(item, snapshot, prepared)
         except (FetchError, ConversionError) as exc:
-            return _Page(self._failed(item, snapshot, exc))
+            kind, removed = await spider._revisit.failure_kind(item.url, snapshot, exc, prepared)
+            outcome = self._failed(item, snapshot, exc)
+            return _Page(dataclasses.replace(outcome, change=kind, document_id=removed))
 
     async def _check_hop(self, url: str) -> None:
         """Before each redirect hop: refuse it if robots.txt disallows it."""
@@ -413,7 +490,7 @@ class _Scheduler:
             elapsed_ms=snapshot.elapsed_ms,
         )
 
-    async def _accept(self, item: QueueItem, snapshot: Snapshot) -> _Page:
+    async def _accept(self, item: QueueItem, snapshot: Snapshot, prepared: Prepared) -> _Page:
         """Turn a final response into a stored document (or a typed error) plus links."""
         spider, frontier = self._spider, self._frontier
         final = snapshot.final_url
@@ -430,10 +507,15 @@ class _Scheduler:
         if not 200 <= snapshot.status < 300:
             raise HTTPStatusError(final, f"HTTP {snapshot.status}", status=snapshot.status)
         if spider._renderer is not None and snapshot.content_type in _LINK_TYPES:
-            snapshot = await spider._renderer.render(snapshot)
+            # A rendered document is not a function of the captured bytes: never linked.
+            snapshot = dataclasses.replace(await spider._renderer.render(snapshot), capture=None)
         document = spider._convert(snapshot.body, snapshot.content_type, final, snapshot.charset)
-        outcome = await self._store(item, snapshot, document)
-        return _Page(outcome, self._links_to_follow(item, final, snapshot, document))
+        document = apply_robots_tag(document, snapshot.headers, spider._robots_agent)
+        links = self._links_to_follow(item, final, snapshot, document)
+        # Stored with the links it offers, so a later 304 can offer them again.
+        document = dataclasses.replace(document, links=links)
+        outcome = await self._store(item, snapshot, document, prepared)
+        return _Page(outcome, links)
 
     def _plain(self, item: QueueItem, snapshot: Snapshot) -> PageOutcome:
         return PageOutcome(
@@ -445,12 +527,15 @@ class _Scheduler:
             elapsed_ms=snapshot.elapsed_ms,
         )
 
-    async def _store(self, item: QueueItem, snapshot: Snapshot, document: Document) -> PageOutcome:
+    async def _store(
+        self, item: QueueItem, snapshot: Snapshot, document: Document, prepared: Prepared
+    ) -> PageOutcome:
         if document.noindex:
             log.info("not indexed (noindex) %s", snapshot.final_url)
             self._run._skip(SkipReason.NOINDEX)
             return dataclasses.replace(self._plain(item, snapshot), title=document.title)
         result = await self._spider._store.upsert(document, FetchMeta.from_snapshot(snapshot))
+        await self._link_capture(result, snapshot)
         log.info(
             "fetched %s %d %dB %.0fms",
             snapshot.final_url,
@@ -468,7 +553,23 @@ class _Scheduler:
             bytes=len(snapshot.body),
             elapsed_ms=snapshot.elapsed_ms,
             indexed=True,
+            change=change_of(result, prepared.known),
         )
+
+    async def _link_capture(self, result: UpsertResult, snapshot: Snapshot) -> None:
+        """Link the document to the WARC record it was built from (capture and replay).
+
+        A stored document whose text changed from bytes that were not captured loses
+        its old link, so a link always names bytes that give the current text; an
+        unchanged document keeps it.
+        """
+        links = self._spider._capture_links
+        if links is None:
+            return
+        if snapshot.capture is not None:
+            await links.link_capture(result.id, snapshot.capture)
+        elif result.changed and not result.created:
+            await links.link_capture(result.id, None)
 
     def _links_to_follow(
         self, item: QueueItem, final: str, snapshot: Snapshot, document: Document

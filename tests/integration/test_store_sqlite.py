@@ -566,23 +566,6 @@ async def test_open_store_memory_forms(location: str) -> None:
 
 @pytest.mark.parametrize(
     "location",
-    [
-        "postgresql://user:secret@db.example/sitelore",
-        "postgres://user:secret@db.example/sitelore",
-        "postgresql+psycopg://user:secret@db.example/sitelore",
-    ],
-)
-def test_open_store_postgresql_is_not_available_yet_and_hides_the_password(
-    location: str,
-) -> None:
-    with pytest.raises(ConfigError, match="not available yet") as caught:
-        open_store(location)
-
-    assert "secret" not in str(caught.value)
-
-
-@pytest.mark.parametrize(
-    "location",
     ["", "   ", "mysql://db/x", "sqlite://host/x.db", "sqlite:///x.db?mode=ro"],
 )
 def test_open_store_refuses_locations_it_cannot_serve(location: str) -> None:

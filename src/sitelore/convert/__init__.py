@@ -26,10 +26,17 @@ from sitelore.convert._pdf import pdf_to_document
 from sitelore.convert._text import text_to_document
 from sitelore.convert._title import choose_title
 from sitelore.errors import UnsupportedContentTypeError
-from sitelore.links import resolve_links
+from sitelore.links import LinkCache, resolve_links
 from sitelore.models import Document
 
-__all__ = ["HTML_TYPES", "TEXT_TYPES", "decode_body", "html_to_document", "to_document"]
+__all__ = [
+    "HTML_TYPES",
+    "TEXT_TYPES",
+    "DocumentConverter",
+    "decode_body",
+    "html_to_document",
+    "to_document",
+]
 
 #: Media types converted as HTML.
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
@@ -78,13 +85,17 @@ def _fallback_tree(html: str, body: LexborNode) -> LexborHTMLParser | None:
     return tree
 
 
-def html_to_document(html: str, url: str) -> Document:
-    """Convert an HTML page fetched from ``url`` (its final URL) into a Document."""
+def html_to_document(html: str, url: str, *, link_cache: LinkCache | None = None) -> Document:
+    """Convert an HTML page fetched from ``url`` (its final URL) into a Document.
+
+    ``link_cache`` (one per crawl) remembers resolved hrefs across pages.
+    """
     tree = LexborHTMLParser(html)
     meta = read_meta(tree, url)
     links = resolve_links(
         (node.attributes.get("href") or "" for node in tree.css("a[href], area[href]")),
         meta.base_url,
+        cache=link_cache,
     )
     body = tree.body
     work_tree = tree
@@ -118,12 +129,19 @@ def html_to_document(html: str, url: str) -> Document:
 
 
 def to_document(
-    body: bytes, content_type: str, url: str, *, charset: str | None = None
+    body: bytes,
+    content_type: str,
+    url: str,
+    *,
+    charset: str | None = None,
+    link_cache: LinkCache | None = None,
 ) -> Document:
     """Convert a response body by its own Content-Type; raise for types not converted."""
     media, header_charset = _split_content_type(content_type or "")
     if media in HTML_TYPES:
-        document = html_to_document(decode_body(body, charset or header_charset), url)
+        document = html_to_document(
+            decode_body(body, charset or header_charset), url, link_cache=link_cache
+        )
         if media != document.content_type:
             document = _with_type(document, media)
         return document
@@ -135,6 +153,28 @@ def to_document(
         url,
         f"content type {media or 'unknown'!r} is not converted (HTML, text, Markdown, PDF are)",
     )
+
+
+class DocumentConverter:
+    """:func:`to_document` for the pages of one crawl, sharing a :class:`LinkCache`.
+
+    The spider makes one per crawl (resolving the sidebar's hrefs once per directory,
+    not once per page); call it like ``to_document``::
+
+        convert = DocumentConverter()
+        doc = convert(body, "text/html", url, charset=None)
+    """
+
+    __slots__ = ("link_cache",)
+
+    def __init__(self, link_cache: LinkCache | None = None) -> None:
+        self.link_cache = link_cache if link_cache is not None else LinkCache()
+
+    def __call__(
+        self, body: bytes, content_type: str, url: str, charset: str | None = None
+    ) -> Document:
+        """Convert one response body, as :func:`to_document` does."""
+        return to_document(body, content_type, url, charset=charset, link_cache=self.link_cache)
 
 
 def _with_type(document: Document, media: str) -> Document:

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from html_to_markdown import ConversionOptions, PreprocessingOptions, convert
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
-from sitelore.links import resolve_link
+from sitelore.links import link_resolver
 
 __all__ = ["content_to_markdown"]
 
@@ -236,10 +236,11 @@ def _tidy(markdown: str) -> str:
 def content_to_markdown(tree: LexborHTMLParser, content: LexborNode, base_url: str) -> str:
     """Prepare ``content`` in place and return it as Markdown."""
     cache: dict[str, str | None] = {}
+    resolve_one = link_resolver(base_url, keep_fragment=True, allow_mailto=True)
 
     def resolve(href: str) -> str | None:
         if href not in cache:
-            cache[href] = resolve_link(href, base_url, keep_fragment=True, allow_mailto=True)
+            cache[href] = resolve_one(href)
         return cache[href]
 
     _prepare_code(content)

@@ -10,9 +10,6 @@ from __future__ import annotations
 import io
 import logging
 
-from pypdf import PdfReader
-from pypdf.errors import PdfReadError
-
 from sitelore.convert._title import last_path_segment
 from sitelore.errors import ConversionError
 from sitelore.models import Document
@@ -25,6 +22,10 @@ _MAX_TITLE = 300
 
 def pdf_to_document(body: bytes, url: str) -> Document:
     """A document holding the PDF's text (pages separated by rules), titled from metadata."""
+    # Imported here: pypdf loads cryptography (~20 MB of RSS), needed only for PDFs.
+    from pypdf import PdfReader
+    from pypdf.errors import PdfReadError
+
     logging.getLogger("pypdf").setLevel(logging.ERROR)
     try:
         reader = PdfReader(io.BytesIO(body), strict=False)

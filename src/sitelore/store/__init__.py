@@ -7,7 +7,7 @@
     open_store("sqlite:///sitelore.db")        # SQLAlchemy form: relative path
     open_store("sqlite:////var/lib/s.db")      # four slashes: absolute path
     open_store(":memory:")                     # also "sqlite://": private, in memory
-    open_store("postgresql://...")             # ConfigError: not available yet
+    open_store("postgresql://user@host/db")    # PostgreSQL (connects on first use)
 
 The ``sqlite://`` forms follow SQLAlchemy, the convention Python users meet first;
 the path part is percent-decoded. A missing parent directory is created.
@@ -15,6 +15,7 @@ the path part is percent-decoded. A missing parent directory is created.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
 from urllib.parse import unquote
 
 from sitelore.errors import ConfigError
@@ -24,21 +25,45 @@ from sitelore.store.sqlite import MEMORY, SCHEMA_VERSION, SQLiteStore, content_h
 __all__ = [
     "MEMORY",
     "SCHEMA_VERSION",
+    "PostgresStore",
     "SQLiteStore",
     "content_hash",
     "document_id",
     "open_store",
 ]
 
+if TYPE_CHECKING:
+    from sitelore.store.postgres import PostgresStore
+
 _POSTGRES_SCHEMES = frozenset({"postgresql", "postgres"})
+
+
+def __getattr__(name: str) -> object:
+    # PostgresStore needs psycopg (the "scale" extra): import it only when asked for.
+    if name == "PostgresStore":
+        from sitelore.store.postgres import PostgresStore
+
+        return PostgresStore
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def open_store(location: str) -> Store:
     """Open (creating and migrating as needed) the store at ``location``.
 
     Raises ``ConfigError`` for a location this sitelore cannot serve and
-    ``StoreError`` when the database itself cannot be used.
+    ``StoreError`` when the database itself cannot be used. A PostgreSQL store
+    connects (and migrates) on first use; ``await store.open()`` to fail early.
     """
+    scheme, sep, rest = location.strip().partition("://")
+    if sep and scheme.split("+", 1)[0].lower() in _POSTGRES_SCHEMES:
+        try:
+            from sitelore.store.postgres import PostgresStore
+        except ImportError as exc:
+            raise ConfigError(
+                f"PostgreSQL stores need {exc.name or 'psycopg'}: pip install 'sitelore[scale]'"
+            ) from exc
+        # libpq knows "postgresql://" and "postgres://", not SQLAlchemy's "+driver".
+        return PostgresStore(f"postgresql://{rest}")
     return SQLiteStore(_sqlite_location(location))
 
 
@@ -50,13 +75,7 @@ def _sqlite_location(location: str) -> str:
     if "://" not in text:
         return text
     scheme, _, rest = text.partition("://")
-    # The base scheme only: "postgresql+psycopg" is still PostgreSQL.
     base = scheme.split("+", 1)[0].lower()
-    if base in _POSTGRES_SCHEMES:
-        # Never echo the URL: it may carry a password.
-        raise ConfigError(
-            "PostgreSQL stores are not available yet; use a SQLite path or sqlite:/// URL"
-        )
     if base != "sqlite":
         raise ConfigError(f"store scheme {scheme!r} is not supported; use a path or sqlite:///")
     if "?" in rest or "#" in rest:

@@ -39,8 +39,18 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from sitelore.changes import ChangeReport, KnownPage
 from sitelore.errors import SchemaVersionError, StoreError
-from sitelore.models import Document, FetchMeta, SearchHit, StoredDocument, UpsertResult
+from sitelore.models import (
+    CaptureRef,
+    Document,
+    FetchMeta,
+    SearchHit,
+    StoredDocument,
+    UpsertResult,
+)
+from sitelore.store import _sqlite_captures as captured
+from sitelore.store import _sqlite_changes as changes
 
 __all__ = ["MEMORY", "SCHEMA_VERSION", "SQLiteStore", "content_hash", "document_id"]
 
@@ -112,6 +122,10 @@ _MIGRATIONS: tuple[tuple[str, ...], ...] = (
         _CREATE_TRIGGER_DELETE,
         _CREATE_TRIGGER_UPDATE,
     ),
+    # 2: links per document, removal flags, change reports of named sources.
+    changes.SOURCES_MIGRATION,
+    # 3: the WARC record each document was built from (snapshots); idempotent.
+    captured.CAPTURES_MIGRATION,
 )
 
 #: The schema version this code writes and understands.
@@ -164,6 +178,7 @@ SELECT d.id, d.url, d.title,
 FROM documents_fts
 JOIN documents AS d ON d.pk = documents_fts.rowid
 WHERE documents_fts MATCH ? AND documents_fts.rank MATCH 'bm25(10.0, 1.0)'
+  AND d.removed_at IS NULL
 ORDER BY documents_fts.rank
 LIMIT ?
 """
@@ -229,6 +244,7 @@ def _row_to_document(row: sqlite3.Row) -> StoredDocument:
         description=row["description"],
         lang=row["lang"],
         canonical_url=row["canonical_url"],
+        removed_at=None if row["removed_at"] is None else _time_from_text(row["removed_at"]),
     )
 
 
@@ -364,11 +380,14 @@ class SQLiteStore:
             existing = conn.execute(_SELECT_EXISTING, (document.url,)).fetchone()
             if existing is None:
                 params["id"] = document_id(document.url)
-                conn.execute(_INSERT, params)
+                pk = conn.execute(_INSERT, params).lastrowid
+                assert pk is not None
+                changes.set_links(conn, pk, document.links)
                 return UpsertResult(id=params["id"], created=True, changed=True)
             params["pk"] = existing["pk"]
             changed = existing["content_hash"] != new_hash
             conn.execute(_UPDATE_CONTENT if changed else _UPDATE_FETCH_META, params)
+            changes.set_links(conn, existing["pk"], document.links)
             return UpsertResult(id=existing["id"], created=False, changed=changed)
 
     async def get(self, id_or_url: str) -> StoredDocument | None:
@@ -420,6 +439,54 @@ class SQLiteStore:
         with self._connection("count") as conn:
             row = conn.execute(_COUNT).fetchone()
         return int(row[0])
+
+    # -- incremental re-crawls (statements in _sqlite_changes) ------------------------
+
+    async def known_page(self, url: str) -> KnownPage | None:
+        """The validators, links and removal flag of the document at exactly ``url``."""
+        with self._connection("known_page") as conn:
+            return changes.known_page(conn, url)
+
+    async def mark_verified(self, url: str, meta: FetchMeta) -> str | None:
+        """A ``304`` confirmed the document at ``url``: update its fetch time, not its content."""
+        with self._connection(f"mark_verified {url}") as conn, _write_transaction(conn):
+            return changes.mark_verified(conn, url, meta)
+
+    async def mark_removed(self, url: str, *, status: int, at: datetime) -> str | None:
+        """Flag the live document at ``url`` as gone (kept, left out of search); its id."""
+        with self._connection(f"mark_removed {url}") as conn, _write_transaction(conn):
+            return changes.mark_removed(conn, url, status, at)
+
+    async def record_change_report(self, report: ChangeReport) -> None:
+        """Append the change report of one crawl of a named source."""
+        with self._connection("record_change_report") as conn, _write_transaction(conn):
+            changes.record_change_report(conn, report)
+
+    async def change_reports(
+        self, source: str, *, limit: int = 10, ok_only: bool = False
+    ) -> builtins.list[ChangeReport]:
+        """The newest change reports of ``source``, newest first."""
+        if limit < 0:
+            raise ValueError(f"limit must be >= 0, not {limit}")
+        with self._connection("change_reports") as conn:
+            return changes.change_reports(conn, source, limit=limit, ok_only=ok_only)
+
+    # -- snapshot links (ports.CaptureLinks; statements in _sqlite_captures) -----------
+
+    async def link_capture(self, id_or_url: str, ref: CaptureRef | None) -> bool:
+        """Link a document to the WARC record it was built from (None: unlink it)."""
+        with self._connection(f"link_capture {id_or_url}") as conn, _write_transaction(conn):
+            return captured.link_capture(conn, id_or_url, ref)
+
+    async def capture_of(self, id_or_url: str) -> CaptureRef | None:
+        """The WARC record a document was built from, if it is linked to one."""
+        with self._connection("capture_of") as conn:
+            return captured.capture_of(conn, id_or_url)
+
+    async def captures(self) -> builtins.list[tuple[str, CaptureRef]]:
+        """``(document id, record)`` for every linked document, oldest document first."""
+        with self._connection("captures") as conn:
+            return captured.captures(conn)
 
     async def close(self) -> None:
         """Let SQLite tidy its statistics, then close; closing twice is harmless."""

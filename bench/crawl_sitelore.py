@@ -1,0 +1,113 @@
+"""Crawl the bench site with sitelore (convert + SQLite store on, capture off) in this process.
+
+Driven exactly as an operator would drive it, through ``Runtime`` with caps raised for the
+bench; prints one ``RESULT`` line (see ``benchlib``)::
+
+    python bench/crawl_sitelore.py http://127.0.0.1:PORT/ --pages 1000 --concurrency 16
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import tempfile
+from pathlib import Path
+
+from benchlib import CrawlClock, emit_result
+
+from sitelore.bootstrap import Runtime
+from sitelore.config import Settings
+from sitelore.models import CrawlOptions, CrawlSummary, Limits
+
+__all__ = ["crawl", "main"]
+
+
+async def crawl(
+    seed: str, *, pages: int, depth: int, concurrency: int, store: str, deadline: float
+) -> CrawlSummary:
+    """One crawl of ``seed`` with delay 0, robots obeyed, up to ``pages`` requests."""
+    limits = Limits(
+        max_pages=pages,
+        max_depth=depth,
+        max_concurrency=max(concurrency, 1),
+        deadline_seconds=deadline,
+    )
+    settings = Settings(store=store, allow_private=("127.0.0.1",), limits=limits)
+    options = CrawlOptions(
+        max_pages=pages,
+        max_depth=depth,
+        delay=0,
+        concurrency=concurrency,
+        deadline_seconds=deadline,
+    )
+    async with Runtime(settings) as runtime:
+        return await runtime.crawl(seed, options)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Crawl, then print the result line."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("seed")
+    parser.add_argument("--pages", type=int, required=True, help="pages the site has")
+    parser.add_argument("--depth", type=int, default=6)
+    parser.add_argument("--concurrency", type=int, default=16)
+    parser.add_argument("--deadline", type=float, default=3600.0)
+    parser.add_argument("--db-dir", default=None, help="where the SQLite file goes")
+    parser.add_argument("--urls-out", default=None)
+    parser.add_argument("--profile", default=None, help="write a pyinstrument report here")
+    args = parser.parse_args(argv)
+    # The request budget: pages plus the 404s, redirects and slack; the crawl ends by itself.
+    budget = 2 * args.pages + 100
+    with tempfile.TemporaryDirectory(dir=args.db_dir) as tmp:
+        store = str(Path(tmp) / "bench.db")
+        profiler = None
+        if args.profile:
+            from pyinstrument import Profiler
+
+            profiler = Profiler(interval=0.001)
+            profiler.start()
+        clock = CrawlClock()
+        summary = asyncio.run(
+            crawl(
+                args.seed,
+                pages=budget,
+                depth=args.depth,
+                concurrency=args.concurrency,
+                store=store,
+                deadline=args.deadline,
+            )
+        )
+        ok = [
+            page.final_url or page.url
+            for page in summary.pages
+            if page.status == 200 and page.indexed
+        ]
+        statuses: dict[str, int] = {}
+        for page in summary.pages:
+            key = str(page.status) if page.error is None else f"{page.status}:{page.error.kind}"
+            statuses[key] = statuses.get(key, 0) + 1
+        emit_result(
+            crawler="sitelore",
+            ok_urls=ok,
+            responses=summary.pages_crawled,
+            clock=clock,
+            urls_out=args.urls_out,
+            extra={
+                "indexed": summary.pages_indexed,
+                "statuses": statuses,
+                "skipped": summary.skipped,
+                "truncated": summary.truncated,
+                "db_mb": sum(p.stat().st_size for p in Path(tmp).glob("bench.db*")) / 1e6,
+            },
+        )
+        if profiler is not None:
+            profiler.stop()
+            Path(args.profile).write_text(
+                profiler.output_text(unicode=False, color=False, show_all=False),
+                encoding="utf-8",
+            )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,284 @@
+"""The ``sitelore serve`` (REST API) and ``sitelore mcp`` (MCP server) commands.
+
+Each command builds one Runtime from the operator's settings (file, environment,
+flags), refuses to listen beyond loopback without an API key, and runs the app under
+uvicorn on a socket it bound itself (so a busy port is a one-line error, exit 78).
+:func:`running_server` is also what the tests use to serve an app on 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import importlib
+import signal
+import socket
+from collections.abc import AsyncIterator
+from pathlib import Path
+from types import ModuleType
+from typing import Annotated
+
+import typer
+from pydantic import ValidationError
+
+from sitelore.asgi_guard import DEFAULT_MAX_BODY_BYTES, ASGIApp, check_bind
+from sitelore.bootstrap import Runtime
+from sitelore.cli_common import (
+    AllowPrivateOpt,
+    ConfigOpt,
+    DbOpt,
+    DebugOpt,
+    ResolveOpt,
+    UserAgentOpt,
+    err_console,
+    load_cli_settings,
+    run_async,
+    setup_logging,
+)
+from sitelore.config import Settings
+from sitelore.errors import ConfigError, UsageError
+from sitelore.models import Limits
+
+__all__ = ["RunningServer", "register", "running_server"]
+
+_GRACEFUL_SECONDS = 5
+_MAX_CONNECTIONS = 200
+
+HostOpt = Annotated[
+    str,
+    typer.Option("--host", help="Address to listen on; beyond loopback needs an API key."),
+]
+ApiKeyOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--api-key",
+        envvar="SITELORE_API_KEY",
+        show_default=False,
+        help="Require 'Authorization: Bearer KEY' (16+ characters; env SITELORE_API_KEY).",
+    ),
+]
+MaxCrawlsOpt = Annotated[
+    int, typer.Option("--max-crawls", min=1, max=64, help="Crawls running at once.")
+]
+MaxBodyOpt = Annotated[
+    int,
+    typer.Option("--max-body-bytes", min=1024, help="Largest request body accepted."),
+]
+CapPagesOpt = Annotated[
+    int | None,
+    typer.Option("--cap-max-pages", help="Hard cap on pages per request (default: settings)."),
+]
+CapDepthOpt = Annotated[
+    int | None,
+    typer.Option("--cap-max-depth", help="Hard cap on depth per request (default: settings)."),
+]
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class RunningServer:
+    """An app being served: its base URL, and a way to wait until it stops."""
+
+    url: str
+    _task: asyncio.Task[None]
+
+    async def wait(self) -> None:
+        """Return when the server has stopped (Ctrl-C or SIGTERM)."""
+        await self._task
+
+
+def _need(module: str, extra: str) -> ModuleType:
+    """Import an optional dependency, or say which extra installs it (exit 78)."""
+    try:
+        return importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        raise ConfigError(f"{module} is not installed: pip install 'sitelore[{extra}]'") from exc
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(
+            host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )[0]
+        sock = socket.socket(family, kind, proto)
+        try:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            sock.bind(address)
+        except OSError:
+            sock.close()
+            raise
+    except OSError as exc:
+        raise ConfigError(f"{host}:{port}: cannot listen: {exc.strerror or exc}") from exc
+    return sock
+
+
+@contextlib.asynccontextmanager
+async def running_server(
+    app: ASGIApp, *, host: str, port: int, stop_on_signals: bool = False
+) -> AsyncIterator[RunningServer]:
+    """Serve ``app`` with uvicorn on ``host:port`` (0: any free port) until the block ends.
+
+    With ``stop_on_signals`` (the commands), SIGINT and SIGTERM stop the server
+    gracefully and the process exits normally; otherwise (tests) signal handling is
+    left alone. uvicorn's own handling is replaced either way, because it re-raises
+    the signal after its graceful shutdown, killing the process after all.
+    """
+    uvicorn = _need("uvicorn", "api")
+    sock = _bind(host, port)
+    bound_port = sock.getsockname()[1]
+    config = uvicorn.Config(
+        app,
+        log_level="warning",
+        access_log=False,
+        server_header=False,
+        lifespan="on",
+        limit_concurrency=_MAX_CONNECTIONS,
+        timeout_graceful_shutdown=_GRACEFUL_SECONDS,
+    )
+    server = uvicorn.Server(config)
+    server.capture_signals = contextlib.nullcontext
+    loop = asyncio.get_running_loop()
+    signals = (signal.SIGINT, signal.SIGTERM) if stop_on_signals else ()
+    for signum in signals:
+        loop.add_signal_handler(signum, server.handle_exit, signum, None)
+    task = asyncio.create_task(server.serve(sockets=[sock]), name="sitelore-uvicorn")
+    try:
+        while not server.started:
+            if task.done():
+                await task
+                raise ConfigError(f"{host}:{port}: the server stopped while starting")
+            await asyncio.sleep(0.01)
+        shown = f"[{host}]" if ":" in host else host
+        yield RunningServer(f"http://{shown}:{bound_port}", task)
+    finally:
+        server.should_exit = True
+        await asyncio.wait([task])
+        sock.close()
+        for signum in signals:
+            loop.remove_signal_handler(signum)
+
+
+def _settings(
+    *,
+    config: Path | None,
+    db: str | None,
+    user_agent: str | None,
+    allow_private: list[str] | None,
+    resolve: list[str] | None,
+    cap_max_pages: int | None,
+    cap_max_depth: int | None,
+) -> Settings:
+    settings = load_cli_settings(
+        config=config, db=db, user_agent=user_agent, allow_private=allow_private, resolve=resolve
+    )
+    caps = {"max_pages": cap_max_pages, "max_depth": cap_max_depth}
+    changes = {key: value for key, value in caps.items() if value is not None}
+    if not changes:
+        return settings
+    try:
+        limits = Limits.model_validate({**settings.limits.model_dump(), **changes})
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        flag = "--cap-" + str(first["loc"][0]).replace("_", "-")
+        raise UsageError(f"{flag}: {first['msg']}") from exc
+    return settings.model_copy(update={"limits": limits})
+
+
+def serve(
+    host: HostOpt = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", min=0, max=65535, help="Port.")] = 8000,
+    api_key: ApiKeyOpt = None,
+    max_crawls: MaxCrawlsOpt = 4,
+    max_body_bytes: MaxBodyOpt = DEFAULT_MAX_BODY_BYTES,
+    cap_max_pages: CapPagesOpt = None,
+    cap_max_depth: CapDepthOpt = None,
+    db: DbOpt = None,
+    allow_private: AllowPrivateOpt = None,
+    resolve: ResolveOpt = None,
+    user_agent: UserAgentOpt = None,
+    config: ConfigOpt = None,
+    debug: DebugOpt = False,
+) -> None:
+    """Serve the REST API (/api/v1, /openapi.json) on HOST:PORT until interrupted."""
+    check_bind(host, api_key)
+    settings = _settings(
+        config=config,
+        db=db,
+        user_agent=user_agent,
+        allow_private=allow_private,
+        resolve=resolve,
+        cap_max_pages=cap_max_pages,
+        cap_max_depth=cap_max_depth,
+    )
+    setup_logging(debug, progress=False)
+    create_app = _need("sitelore.api", "api").create_app
+
+    async def go() -> None:
+        async with Runtime(settings) as runtime:
+            app = create_app(
+                runtime,
+                api_key=api_key,
+                max_body_bytes=max_body_bytes,
+                max_active_crawls=max_crawls,
+            )
+            async with running_server(app, host=host, port=port, stop_on_signals=True) as served:
+                err_console.print(f"sitelore API on {served.url}  (description: /openapi.json)")
+                await served.wait()
+
+    run_async(go())
+
+
+def mcp(
+    transport: Annotated[
+        str, typer.Option("--transport", help="stdio, or http (streamable HTTP at /mcp).")
+    ] = "stdio",
+    host: HostOpt = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", min=0, max=65535, help="Port (http).")] = 8765,
+    api_key: ApiKeyOpt = None,
+    max_body_bytes: MaxBodyOpt = DEFAULT_MAX_BODY_BYTES,
+    cap_max_pages: CapPagesOpt = None,
+    cap_max_depth: CapDepthOpt = None,
+    db: DbOpt = None,
+    allow_private: AllowPrivateOpt = None,
+    resolve: ResolveOpt = None,
+    user_agent: UserAgentOpt = None,
+    config: ConfigOpt = None,
+    debug: DebugOpt = False,
+) -> None:
+    """Serve the MCP tools (submit-document, search-documents, get-document, list-documents)."""
+    if transport not in ("stdio", "http"):
+        raise UsageError(f"--transport {transport}: use stdio or http")
+    if transport == "http":
+        check_bind(host, api_key)
+    settings = _settings(
+        config=config,
+        db=db,
+        user_agent=user_agent,
+        allow_private=allow_private,
+        resolve=resolve,
+        cap_max_pages=cap_max_pages,
+        cap_max_depth=cap_max_depth,
+    )
+    # stdout carries the protocol over stdio: logs go to stderr, quietly.
+    setup_logging(debug, progress=transport == "stdio")
+    mcp_server = _need("sitelore.mcp_server", "mcp")
+
+    async def go() -> None:
+        async with Runtime(settings) as runtime:
+            if transport == "stdio":
+                await mcp_server.run_stdio(runtime)
+                return
+            app = mcp_server.http_app(
+                runtime, host=host, api_key=api_key, max_body_bytes=max_body_bytes
+            )
+            async with running_server(app, host=host, port=port, stop_on_signals=True) as served:
+                err_console.print(f"sitelore MCP on {served.url}/mcp")
+                await served.wait()
+
+    run_async(go())
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``serve`` and ``mcp`` to the ``sitelore`` command."""
+    app.command(name="serve")(serve)
+    app.command(name="mcp")(mcp)

@@ -1,0 +1,147 @@
+"""``sitelore reconvert`` and ``sitelore export``: rebuild from captures, export with them.
+
+Registered on the app by ``cli`` (``register``). ``crawl --capture DIR`` and
+``crawl --replay DIR`` live on the crawl command itself.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from sitelore.bootstrap import Runtime
+from sitelore.cli_common import (
+    ConfigOpt,
+    DbOpt,
+    DebugOpt,
+    JsonOpt,
+    err_console,
+    load_cli_settings,
+    out_console,
+    print_json,
+    run_async,
+    setup_logging,
+)
+from sitelore.config import Settings
+from sitelore.errors import UsageError
+from sitelore.rebuild import ReconvertReport
+from sitelore.snapshots import WarcExport
+
+__all__ = ["register"]
+
+ArchiveOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--archive",
+        metavar="DIR",
+        help="Where the capture's WARC files are now, if they were moved or copied.",
+    ),
+]
+
+
+def reconvert(
+    archive: ArchiveOpt = None,
+    db: DbOpt = None,
+    config: ConfigOpt = None,
+    as_json: JsonOpt = False,
+    debug: DebugOpt = False,
+) -> None:
+    """Rebuild every captured document from its WARC record with the current converter.
+
+    No network. Documents keep their ids; only those whose title or Markdown changed
+    are rewritten (and re-indexed).
+    """
+    settings = load_cli_settings(config=config, db=db)
+    setup_logging(debug, progress=False)
+
+    async def go() -> ReconvertReport:
+        async with Runtime(settings) as runtime:
+            return await runtime.reconvert(archive=archive)
+
+    report = run_async(go())
+    if as_json:
+        print_json(report.to_json())
+    else:
+        out_console.print(
+            f"reconverted {report.reconverted} of {report.documents} documents: "
+            f"{report.changed} changed, {report.unchanged} unchanged; "
+            f"{report.no_capture} without a capture, {report.unreadable} unreadable, "
+            f"{report.failed} failed, {report.not_indexed} now noindex (left as they were)"
+        )
+    for problem in report.problems:
+        err_console.print(f"warning: {problem}", markup=False)
+
+
+async def _export(
+    settings: Settings, warc: Path | None, jsonl: Path | None, archive: Path | None
+) -> dict[str, Any]:
+    result: dict[str, Any] = {}
+    async with Runtime(settings) as runtime:
+        if warc is not None:
+            report: WarcExport = await runtime.export_warc(warc, archive=archive)
+            result["warc"] = report.to_json()
+        if jsonl is not None:
+            if str(jsonl) == "-":
+                written = await runtime.export_jsonl(sys.stdout)
+            else:
+                with jsonl.open("w", encoding="utf-8") as out:
+                    written = await runtime.export_jsonl(out)
+            result["jsonl"] = {"file": str(jsonl), "documents": written}
+    return result
+
+
+def export(
+    warc: Annotated[
+        Path | None,
+        typer.Option(
+            "--warc",
+            metavar="FILE",
+            help="Write each document's captured response and its Markdown as WARC 1.1.",
+        ),
+    ] = None,
+    jsonl: Annotated[
+        Path | None,
+        typer.Option(
+            "--jsonl",
+            metavar="FILE",
+            help="Write one JSON document per line, with provenance ('-' for stdout).",
+        ),
+    ] = None,
+    archive: ArchiveOpt = None,
+    db: DbOpt = None,
+    config: ConfigOpt = None,
+    as_json: JsonOpt = False,
+    debug: DebugOpt = False,
+) -> None:
+    """Export the stored documents as a WARC file, JSON lines, or both."""
+    if warc is None and jsonl is None:
+        raise UsageError("export needs --warc FILE or --jsonl FILE (or both)")
+    if as_json and jsonl is not None and str(jsonl) == "-":
+        raise UsageError("--json and --jsonl - both write to stdout; pick one")
+    settings = load_cli_settings(config=config, db=db)
+    setup_logging(debug, progress=False)
+    result = run_async(_export(settings, warc, jsonl, archive))
+    if as_json:
+        print_json(result)
+        return
+    console = err_console if jsonl is not None and str(jsonl) == "-" else out_console
+    if "warc" in result:
+        part = result["warc"]
+        console.print(
+            f"wrote {part['documents']} documents ({part['responses']} with their "
+            f"captured response) to {part['file']}"
+        )
+        for missing in part["missingCaptures"]:
+            err_console.print(f"warning: capture not exported: {missing}", markup=False)
+    if "jsonl" in result:
+        part = result["jsonl"]
+        console.print(f"wrote {part['documents']} documents to {part['file']}")
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``reconvert`` and ``export`` to the ``sitelore`` command."""
+    app.command(name="reconvert")(reconvert)
+    app.command(name="export")(export)

@@ -1,0 +1,388 @@
+"""The JSON shapes of the service surfaces (REST and MCP): the submit request and every answer.
+
+One pydantic model per shape, camelCase on the wire and every field described, so the
+OpenAPI document and the MCP tool schemas come from the same source and a field means
+one thing on both surfaces. Pure data and conversions from sitelore's records: no I/O,
+no web or MCP library.
+"""
+
+from __future__ import annotations
+
+import copy
+from datetime import datetime
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+from sitelore.jobs import Job
+from sitelore.models import (
+    CAPPED_OPTIONS,
+    CrawlOptions,
+    CrawlSummary,
+    Limits,
+    PageOutcome,
+    SearchHit,
+    StoredDocument,
+)
+
+__all__ = [
+    "MAX_URL_LENGTH",
+    "Clamped",
+    "CrawlJobRequest",
+    "CrawlResult",
+    "DocumentItem",
+    "DocumentList",
+    "DocumentOut",
+    "DocumentRef",
+    "ErrorBody",
+    "ErrorDetail",
+    "Health",
+    "Hit",
+    "JobOut",
+    "JobProgress",
+    "PageFailure",
+    "SearchResult",
+    "SubmitRequest",
+    "annotate_request_schema",
+    "clamped_fields",
+    "submit_schema",
+]
+
+#: Longest URL a request may submit (characters).
+MAX_URL_LENGTH = 2048
+
+_CAP_KEY = "x-hard-cap"
+
+
+class SubmitRequest(CrawlOptions):
+    """A URL to ingest, plus the crawl options (the REST body and the MCP tool arguments).
+
+    Without ``spider`` only ``url`` is fetched; with it, links are followed within
+    ``maxPages`` and ``maxDepth``. Requests above the operator's hard caps are clamped.
+    There is deliberately no field for private addresses: that is an operator setting.
+    """
+
+    url: Annotated[
+        str,
+        Field(
+            min_length=1,
+            max_length=MAX_URL_LENGTH,
+            description="The http(s) page to ingest, or the start of the crawl.",
+        ),
+    ]
+    spider: Annotated[
+        bool,
+        Field(description="Follow links from the page (false: ingest that one page only)."),
+    ] = False
+
+    def crawl_options(self) -> CrawlOptions:
+        """The crawl this request asks for: one page without ``spider``."""
+        values = self.model_dump(exclude={"url", "spider"})
+        if not self.spider:
+            values.update(max_pages=1, max_depth=0, concurrency=1)
+        return CrawlOptions.model_validate(values)
+
+
+class CrawlJobRequest(SubmitRequest):
+    """A crawl to run as a background job: the submit request, following links by default."""
+
+    spider: Annotated[
+        bool,
+        Field(description="Follow links from the page (false: a job for that one page)."),
+    ] = True
+
+
+def _cap_of(limits: Limits) -> dict[str, float | int]:
+    fields = CrawlOptions.model_fields
+    return {
+        (fields[option].alias or option): getattr(limits, cap) for option, cap in CAPPED_OPTIONS
+    }
+
+
+def annotate_request_schema(schema: dict[str, Any], limits: Limits) -> dict[str, Any]:
+    """Write defaults and this server's hard caps into a submit request schema (in place).
+
+    Every optional property shows its default (``null`` included, which generators drop);
+    each capped one gets ``x-hard-cap`` and a sentence saying larger asks are clamped. The
+    schema keeps no ``maximum`` there, because a larger ask is clamped, not refused.
+    """
+    properties = schema.get("properties", {})
+    for name, field in SubmitRequest.model_fields.items():
+        prop = properties.get(field.alias or name)
+        if prop is not None and not field.is_required() and "default" not in prop:
+            prop["default"] = field.get_default(call_default_factory=True)
+    for name, cap in _cap_of(limits).items():
+        prop = properties.get(name)
+        if prop is None:
+            continue
+        prop[_CAP_KEY] = cap
+        sentence = f"Hard cap on this server: {cap}; a larger ask is clamped to it."
+        prop["description"] = f"{prop.get('description', '').rstrip()} {sentence}".strip()
+    return schema
+
+
+def submit_schema(limits: Limits) -> dict[str, Any]:
+    """The JSON schema of :class:`SubmitRequest` (wire names), url and spider first, caps shown."""
+    schema = copy.deepcopy(SubmitRequest.model_json_schema(by_alias=True))
+    properties = schema["properties"]
+    first = {key: properties.pop(key) for key in ("url", "spider")}
+    schema["properties"] = {**first, **properties}
+    return annotate_request_schema(schema, limits)
+
+
+class _Wire(BaseModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, frozen=True)
+
+
+class DocumentRef(_Wire):
+    """A stored document, by id."""
+
+    id: str = Field(description="Stable document id (derived from the URL).")
+    url: str = Field(description="The page's final URL (after redirects).")
+    title: str = Field(description="The page title.")
+
+
+class PageFailure(_Wire):
+    """A page that ended in a typed error instead of a document."""
+
+    url: str = Field(description="The URL that was requested.")
+    kind: str = Field(description="Error kind: network, timeout, http-status, too-large, ...")
+    message: str = Field(description="One line naming the URL and the reason.")
+    status: int | None = Field(None, description="HTTP status, when the error is about one.")
+
+
+class Clamped(_Wire):
+    """One option the request asked above this server's hard cap, and what was applied."""
+
+    field: str = Field(description="The option's wire name, e.g. maxPages.")
+    requested: int | float = Field(description="What the request asked for.")
+    applied: int | float = Field(description="The operator's cap, which was applied instead.")
+
+
+def clamped_fields(requested: CrawlOptions, applied: CrawlOptions) -> list[Clamped]:
+    """Every capped option that ``applied`` holds lower than ``requested`` asked."""
+    fields = CrawlOptions.model_fields
+    out: list[Clamped] = []
+    for option, _cap in CAPPED_OPTIONS:
+        asked, got = getattr(requested, option), getattr(applied, option)
+        if got < asked:
+            out.append(Clamped(field=fields[option].alias or option, requested=asked, applied=got))
+    return out
+
+
+def _failure(page: PageOutcome) -> PageFailure | None:
+    if page.error is None:
+        return None
+    return PageFailure(
+        url=page.url, kind=str(page.error.kind), message=page.error.message, status=page.status
+    )
+
+
+class CrawlResult(_Wire):
+    """What a crawl did (``spider: true``): documents, errors, truncation, options applied."""
+
+    documents: list[DocumentRef] = Field(description="Documents stored, in crawl order.")
+    pages_indexed: int = Field(description="Pages stored as documents.")
+    pages_crawled: int = Field(description="Pages requested (robots.txt not counted).")
+    errors: list[PageFailure] = Field(
+        description="Pages that failed; a failure never stops the crawl."
+    )
+    truncated: bool = Field(description="True when the crawl stopped with URLs left unfetched.")
+    truncated_reason: str | None = Field(description="max_pages or deadline, when truncated.")
+    unfetched: int = Field(description="Discovered URLs left unfetched.")
+    skipped: dict[str, int] = Field(
+        description="URLs not fetched, by reason (robots, filtered, ...)."
+    )
+    elapsed_ms: int = Field(description="Wall time of the crawl in milliseconds.")
+    applied: CrawlOptions = Field(description="The options the crawl ran with, after clamping.")
+    clamped: list[Clamped] = Field(description="Options lowered to this server's hard caps.")
+    warnings: list[str] = Field(description="Notes for the caller, e.g. why the crawl stopped.")
+
+    @classmethod
+    def from_summary(cls, summary: CrawlSummary, requested: CrawlOptions) -> CrawlResult:
+        """Shape a crawl summary; ``requested`` is what was asked before clamping."""
+        return cls(
+            documents=[
+                DocumentRef(id=p.document_id, url=p.final_url or p.url, title=p.title or "")
+                for p in summary.pages
+                if p.indexed and p.document_id is not None
+            ],
+            pages_indexed=summary.pages_indexed,
+            pages_crawled=summary.pages_crawled,
+            errors=[f for f in map(_failure, summary.pages) if f is not None],
+            truncated=summary.truncated,
+            truncated_reason=summary.truncated_reason,
+            unfetched=summary.unfetched,
+            skipped=dict(summary.skipped),
+            elapsed_ms=round(summary.elapsed_ms),
+            applied=summary.options,
+            clamped=clamped_fields(requested, summary.options),
+            warnings=list(summary.warnings),
+        )
+
+
+class DocumentOut(_Wire):
+    """One stored document with its Markdown and fetch metadata."""
+
+    id: str = Field(description="Stable document id.")
+    url: str = Field(description="The page's final URL.")
+    title: str = Field(description="The page title.")
+    markdown: str = Field(description="The main content as Markdown (fetched, untrusted text).")
+    content_type: str = Field(description="Media type the page was served with.")
+    status: int = Field(description="HTTP status of the fetch.")
+    content_hash: str = Field(description="Hash of title and Markdown; changes when they do.")
+    etag: str | None = Field(description="ETag header of the fetch, if any.")
+    last_modified: str | None = Field(description="Last-Modified header of the fetch, if any.")
+    description: str | None = Field(description="The page's meta description, if any.")
+    lang: str | None = Field(description="The page's language, if declared.")
+    canonical_url: str | None = Field(description="The page's canonical link, if any.")
+    fetched_at: datetime = Field(description="When the page was fetched (UTC).")
+    created_at: datetime = Field(description="When the document was first stored (UTC).")
+    updated_at: datetime = Field(description="When the document last changed (UTC).")
+
+    @classmethod
+    def from_stored(cls, doc: StoredDocument) -> DocumentOut:
+        """Shape a stored document."""
+        return cls(
+            id=doc.id,
+            url=doc.url,
+            title=doc.title,
+            markdown=doc.markdown,
+            content_type=doc.content_type,
+            status=doc.status,
+            content_hash=doc.content_hash,
+            etag=doc.etag,
+            last_modified=doc.last_modified,
+            description=doc.description,
+            lang=doc.lang,
+            canonical_url=doc.canonical_url,
+            fetched_at=doc.fetched_at,
+            created_at=doc.created_at,
+            updated_at=doc.updated_at,
+        )
+
+
+class DocumentItem(_Wire):
+    """A document in a listing (no Markdown)."""
+
+    id: str = Field(description="Stable document id.")
+    url: str = Field(description="The page's final URL.")
+    title: str = Field(description="The page title.")
+    fetched_at: datetime = Field(description="When the page was fetched (UTC).")
+    updated_at: datetime = Field(description="When the document last changed (UTC).")
+
+    @classmethod
+    def from_stored(cls, doc: StoredDocument) -> DocumentItem:
+        """Shape a stored document for a listing."""
+        return cls(
+            id=doc.id,
+            url=doc.url,
+            title=doc.title,
+            fetched_at=doc.fetched_at,
+            updated_at=doc.updated_at,
+        )
+
+
+class DocumentList(_Wire):
+    """One page of the document listing, most recently updated first."""
+
+    total: int = Field(description="Documents in the store.")
+    limit: int = Field(description="Page size asked for.")
+    offset: int = Field(description="Documents skipped before this page.")
+    next_offset: int | None = Field(description="Offset of the next page; null on the last.")
+    documents: list[DocumentItem] = Field(description="The documents of this page.")
+
+
+class Hit(_Wire):
+    """One search result; lower score is better (BM25)."""
+
+    id: str = Field(description="Document id.")
+    url: str = Field(description="Document URL.")
+    title: str = Field(description="Document title.")
+    snippet: str = Field(description="Matching text around the query terms (fetched text).")
+    score: float = Field(description="BM25 rank; lower is better.")
+
+    @classmethod
+    def from_hit(cls, hit: SearchHit) -> Hit:
+        """Shape a store hit."""
+        return cls(id=hit.id, url=hit.url, title=hit.title, snippet=hit.snippet, score=hit.score)
+
+
+class SearchResult(_Wire):
+    """Full-text search results."""
+
+    query: str = Field(description="The query, as plain text.")
+    hits: list[Hit] = Field(description="Best first.")
+
+
+class ErrorDetail(_Wire):
+    """What went wrong, in one line, and which input caused it."""
+
+    code: str = Field(description="Machine-readable kind, e.g. validation, blocked, not-found.")
+    message: str = Field(description="One line naming the input and the reason.")
+    field: str | None = Field(None, description="The request field at fault, when one is.")
+
+
+class ErrorBody(_Wire):
+    """Every error answer: ``{"error": {"code", "message", "field"}}``."""
+
+    error: ErrorDetail
+
+
+class Health(_Wire):
+    """Liveness answer."""
+
+    status: str = Field(description="Always ok when the server answers.")
+    version: str = Field(description="sitelore version.")
+
+
+class JobProgress(_Wire):
+    """How far a crawl job has got."""
+
+    pages_crawled: int = Field(description="Pages requested so far.")
+    pages_indexed: int = Field(description="Pages stored so far.")
+    errors: int = Field(description="Pages failed so far.")
+    max_pages: int = Field(description="The page budget applied to this crawl.")
+
+
+class JobOut(_Wire):
+    """A crawl job: status, progress, and the crawl result once it has ended."""
+
+    id: str = Field(description="Job id.")
+    status: str = Field(description="running, done, failed or cancelled.")
+    seed: str = Field(description="The start URL.")
+    created_at: datetime = Field(description="When the job was accepted (UTC).")
+    finished_at: datetime | None = Field(description="When it ended (UTC); null while running.")
+    applied: CrawlOptions = Field(description="The options the crawl runs with, after clamping.")
+    clamped: list[Clamped] = Field(description="Options lowered to this server's hard caps.")
+    progress: JobProgress = Field(description="Pages so far.")
+    result: CrawlResult | None = Field(
+        description="The crawl summary once the job has ended (partial when cancelled)."
+    )
+    error: ErrorDetail | None = Field(description="Why the job failed, when it did.")
+    links: dict[str, str] = Field(description="URLs of this job and of its event stream.")
+
+    @classmethod
+    def from_job(cls, job: Job, *, base: str, error: ErrorDetail | None = None) -> JobOut:
+        """Shape a job; ``base`` is the job collection path, ``error`` why it failed."""
+        pages = job.pages
+        summary = job.summary
+        return cls(
+            id=job.id,
+            status=str(job.status),
+            seed=job.seed,
+            created_at=job.created_at,
+            finished_at=job.finished_at,
+            applied=job.applied,
+            clamped=clamped_fields(job.requested, job.applied),
+            progress=JobProgress(
+                pages_crawled=len(pages),
+                pages_indexed=sum(1 for p in pages if p.indexed),
+                errors=sum(1 for p in pages if p.error is not None),
+                max_pages=job.applied.max_pages,
+            ),
+            result=None if summary is None else CrawlResult.from_summary(summary, job.requested),
+            error=error,
+            links={"self": f"{base}/{job.id}", "events": f"{base}/{job.id}/events"},
+        )

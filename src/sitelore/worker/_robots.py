@@ -1,0 +1,104 @@
+"""robots.txt rules shared by every worker of a crawl: fetched once per origin, kept in Redis.
+
+Only the worker holding an origin's lease may fetch its robots.txt (the lease is the
+per-origin lock), so across all workers each origin's robots.txt is requested once per
+TTL. The rules travel as JSON (patterns, not compiled matchers) and each worker keeps a
+short-lived local copy. Parsing and matching stay in ``sitelore.robots``; the request
+goes through ``sitelore.robots_loader`` (the fetcher, with its address guard).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Protocol
+
+from sitelore.ports import Clock
+from sitelore.robots import RobotsLoader, RobotsRule, RobotsRules, RobotsState
+
+__all__ = ["RobotsShelf", "SharedRobots", "rules_from_json", "rules_to_json"]
+
+#: How long a worker trusts its local copy before reading Redis again.
+_LOCAL_SECONDS = 60.0
+
+
+class RobotsShelf(Protocol):
+    """**Protocol:** where rules are shared (``RedisFrontier`` in production)."""
+
+    async def robots(self, crawl_id: str, host: str) -> str | None:
+        """The stored rules (JSON) of origin ``host``, or None."""
+        ...
+
+    async def save_robots(self, crawl_id: str, host: str, rules_json: str, ttl_ms: int) -> None:
+        """Store the rules of origin ``host`` for ``ttl_ms``."""
+        ...
+
+
+def rules_to_json(rules: RobotsRules) -> str:
+    """Serialise rules (their patterns in priority order, not the compiled matchers)."""
+    return json.dumps(
+        {
+            "rules": [[rule.pattern, rule.allow] for rule in rules.rules],
+            "crawl_delay_ms": rules.crawl_delay_ms,
+            "sitemaps": list(rules.sitemaps),
+            "disallow_all": rules.disallow_all,
+            "state": str(rules.state),
+            "source": rules.source,
+        },
+        separators=(",", ":"),
+    )
+
+
+def rules_from_json(text: str) -> RobotsRules:
+    """Rebuild rules saved by :func:`rules_to_json` (patterns are compiled again)."""
+    data: dict[str, Any] = json.loads(text)
+    return RobotsRules(
+        rules=tuple(RobotsRule.compile(str(p), allow=bool(a)) for p, a in data["rules"]),
+        crawl_delay_ms=data["crawl_delay_ms"],
+        sitemaps=tuple(data["sitemaps"]),
+        disallow_all=bool(data["disallow_all"]),
+        state=RobotsState(data["state"]),
+        source=str(data["source"]),
+    )
+
+
+class SharedRobots:
+    """The robots rules of one crawl as this worker sees them (Redis, cached locally)."""
+
+    def __init__(
+        self,
+        frontier: RobotsShelf,
+        crawl_id: str,
+        loader: RobotsLoader,
+        clock: Clock,
+        *,
+        ttl_ms: int,
+    ) -> None:
+        self._frontier = frontier
+        self._crawl_id = crawl_id
+        self._loader = loader
+        self._clock = clock
+        self._ttl_ms = ttl_ms
+        self._local: dict[str, tuple[float, RobotsRules]] = {}
+
+    async def cached(self, origin: str) -> RobotsRules | None:
+        """The origin's rules if some worker already fetched them; None if nobody has."""
+        now = self._clock.monotonic()
+        local = self._local.get(origin)
+        if local is not None and local[0] > now:
+            return local[1]
+        text = await self._frontier.robots(self._crawl_id, origin)
+        if text is None:
+            return None
+        rules = rules_from_json(text)
+        self._local[origin] = (now + _LOCAL_SECONDS, rules)
+        return rules
+
+    async def fetch(self, origin: str) -> RobotsRules:
+        """Fetch the origin's robots.txt (call only under its lease) and share the rules.
+
+        The guard's refusal of the robots.txt URL itself propagates, as in a local crawl.
+        """
+        rules = await self._loader(origin)
+        await self._frontier.save_robots(self._crawl_id, origin, rules_to_json(rules), self._ttl_ms)
+        self._local[origin] = (self._clock.monotonic() + _LOCAL_SECONDS, rules)
+        return rules

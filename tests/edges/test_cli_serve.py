@@ -1,0 +1,148 @@
+"""``sitelore serve`` and ``sitelore mcp``: safe binding, one-line refusals, a real run."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import signal
+import socket
+import sys
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from sitelore.cli import main
+
+
+@pytest.fixture(autouse=True)
+def _keep_logging() -> Iterator[None]:
+    """Commands point the root logger at the captured stderr; put it back afterwards."""
+    root = logging.getLogger()
+    handlers, level = root.handlers[:], root.level
+    yield
+    root.handlers[:] = handlers
+    root.setLevel(level)
+
+
+def run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    with pytest.raises(SystemExit) as info:
+        main(args)
+    _, err = capsys.readouterr()
+    code = info.value.code
+    return (code if isinstance(code, int) else 1), err
+
+
+class TestRefusals:
+    @pytest.mark.parametrize("host", ["0.0.0.0", "::", "192.0.2.10", "example.com"])
+    def test_no_key_and_a_non_loopback_bind_refuses_to_start(
+        self, host: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """Without an API key, any address but loopback is refused (exit 78, one line)."""
+        code, err = run_cli(["serve", "--host", host, "--db", str(tmp_path / "s.db")], capsys)
+        assert code == 78
+        assert err.count("\n") == 1
+        assert f"--host {host}" in err
+        assert "SITELORE_API_KEY" in err
+        assert not (tmp_path / "s.db").exists()
+
+    def test_mcp_over_http_has_the_same_rule(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """sitelore mcp --transport http refuses a non-loopback bind without a key too."""
+        code, err = run_cli(
+            ["mcp", "--transport", "http", "--host", "0.0.0.0", "--db", str(tmp_path / "m.db")],
+            capsys,
+        )
+        assert code == 78
+        assert "--host 0.0.0.0" in err
+
+    def test_short_key_from_the_environment_is_refused(
+        self, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """SITELORE_API_KEY is read, and a guessable (short) key is a configuration error."""
+        monkeypatch.setenv("SITELORE_API_KEY", "hunter2")
+        code, err = run_cli(["serve"], capsys)
+        assert code == 78
+        assert "too short" in err
+        assert "hunter2" not in err
+
+    def test_busy_port_is_one_line_exit_78(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """A port already in use is reported as a configuration error, not a traceback."""
+        with socket.socket() as taken:
+            taken.bind(("127.0.0.1", 0))
+            taken.listen()
+            port = taken.getsockname()[1]
+            code, err = run_cli(
+                ["serve", "--port", str(port), "--db", str(tmp_path / "s.db")], capsys
+            )
+        assert code == 78
+        assert f"127.0.0.1:{port}: cannot listen" in err
+        assert "Traceback" not in err
+
+    @pytest.mark.parametrize(
+        ("args", "named"),
+        [
+            (["serve", "--cap-max-pages", "0"], "--cap-max-pages"),
+            (["mcp", "--transport", "carrier-pigeon"], "--transport carrier-pigeon"),
+        ],
+    )
+    def test_bad_flags_are_usage_errors(
+        self, args: list[str], named: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """Bad serve/mcp flag values exit 2 naming the flag."""
+        code, err = run_cli([*args, "--db", str(tmp_path / "s.db")], capsys)
+        assert code == 2
+        assert named in err
+
+
+@contextlib.asynccontextmanager
+async def sitelore_serve(
+    tmp_path: Path, *args: str
+) -> AsyncIterator[tuple[str, asyncio.subprocess.Process]]:
+    """Run ``sitelore serve --port 0`` as a subprocess; yield its base URL once it listens."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SITELORE_")}
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "sitelore", "serve", "--port", "0",
+        "--db", str(tmp_path / "serve.db"), *args,
+        stderr=asyncio.subprocess.PIPE, env=env, cwd=tmp_path,
+    )  # fmt: skip
+    try:
+        assert process.stderr is not None
+        line = (await asyncio.wait_for(process.stderr.readline(), 30)).decode()
+        assert line.startswith("sitelore API on http://127.0.0.1:"), line
+        yield line.split()[3], process
+    finally:
+        if process.returncode is None:
+            process.send_signal(signal.SIGTERM)
+            await asyncio.wait_for(process.wait(), 30)
+
+
+class TestRealRun:
+    async def test_serve_listens_on_loopback_and_stops_cleanly(self, tmp_path: Path) -> None:
+        """The command serves /healthz on 127.0.0.1 and exits 0 on SIGTERM."""
+        async with sitelore_serve(tmp_path) as (url, process), httpx.AsyncClient() as client:
+            health = await client.get(f"{url}/healthz")
+            docs = await client.get(f"{url}/api/v1/documents")
+        assert health.json()["status"] == "ok"
+        assert docs.json()["total"] == 0
+        assert process.returncode == 0
+
+    async def test_serve_with_a_key_from_the_environment_requires_it(self, tmp_path: Path) -> None:
+        """--api-key set: requests without the bearer token are 401, with it 200."""
+        key = "s3cret-key-for-tests-only"
+        async with (
+            sitelore_serve(tmp_path, "--api-key", key) as (url, _process),
+            httpx.AsyncClient() as client,
+        ):
+            bare = await client.get(f"{url}/api/v1/documents")
+            keyed = await client.get(
+                f"{url}/api/v1/documents", headers={"authorization": f"Bearer {key}"}
+            )
+        assert bare.status_code == 401
+        assert keyed.status_code == 200

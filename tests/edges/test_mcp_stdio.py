@@ -1,0 +1,163 @@
+"""The MCP server over stdio, driven by the SDK's own client: ``python -m sitelore mcp``.
+
+The example site is served from the test on 127.0.0.1; the server subprocess is told
+to allow that address (an operator flag) and talks to nothing else.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import mcp_types as types
+import pytest
+from mcp import Client, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+from sitelore.demo_site import bundled_site_path, serve_site
+
+pytestmark = pytest.mark.slow
+
+TOOLS = {"submit-document", "search-documents", "get-document", "list-documents"}
+
+
+@pytest.fixture
+async def site() -> AsyncIterator[str]:
+    async with serve_site(bundled_site_path()) as base:
+        yield base
+
+
+@contextlib.asynccontextmanager
+async def server_client(tmp_path: Path, *extra: str) -> AsyncIterator[Client]:
+    """An SDK client connected to ``sitelore mcp`` spawned over stdio (store in tmp_path)."""
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=[
+            "-m", "sitelore", "mcp",
+            "--db", str(tmp_path / "mcp.db"),
+            "--allow-private", "127.0.0.1",
+            *extra,
+        ],
+        cwd=str(tmp_path),
+    )  # fmt: skip
+    with (tmp_path / "server-stderr.txt").open("w", encoding="utf-8") as errlog:
+        async with Client(stdio_client(params, errlog=errlog), read_timeout_seconds=60) as client:
+            yield client
+
+
+def text_of(result: types.CallToolResult) -> str:
+    assert result.content, result
+    block = result.content[0]
+    assert isinstance(block, types.TextContent)
+    return block.text
+
+
+class TestTools:
+    async def test_tools_are_listed_with_json_schemas(self, tmp_path: Path) -> None:
+        """Four tools, each with an object input schema; submit shows spider fields and caps."""
+        async with server_client(tmp_path, "--cap-max-pages", "60") as client:
+            listed = (await client.list_tools()).tools
+        by_name = {tool.name: tool for tool in listed}
+        assert set(by_name) == TOOLS
+        for tool in listed:
+            assert tool.input_schema["type"] == "object"
+            assert tool.input_schema["additionalProperties"] is False
+            assert tool.output_schema is not None
+            assert tool.description
+        submit = by_name["submit-document"].input_schema
+        props = submit["properties"]
+        assert submit["required"] == ["url"]
+        assert list(props)[:2] == ["url", "spider"]
+        for name in ("spider", "maxPages", "maxDepth", "sameDomain", "pathPrefix"):
+            assert "default" in props[name], name
+        assert props["maxPages"]["x-hard-cap"] == 60
+        assert "allowPrivate" not in props
+        get = by_name["get-document"].input_schema["properties"]
+        assert get["maxBytes"]["maximum"] == 64 * 1024
+
+    async def test_submit_indexes_pages_then_search_get_and_list_find_them(
+        self, site: str, tmp_path: Path
+    ) -> None:
+        """submit-document crawls with progress; the pages are then searchable and readable."""
+        seen: list[tuple[float, float | None, str | None]] = []
+
+        async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+            seen.append((progress, total, message))
+
+        async with server_client(tmp_path) as client:
+            submitted = await client.call_tool(
+                "submit-document",
+                {
+                    "url": f"{site}/guide/",
+                    "spider": True,
+                    "maxPages": 4,
+                    "pathPrefix": "/guide/",
+                    "delay": 0,
+                },
+                progress_callback=on_progress,
+            )
+            assert submitted.is_error is not True, text_of(submitted)
+            summary: dict[str, Any] = submitted.structured_content or {}
+            found = await client.call_tool("search-documents", {"query": "installation"})
+            first = summary["documents"][0]
+            window = await client.call_tool("get-document", {"id": first["url"], "maxBytes": 1024})
+            cursor = (window.structured_content or {})["nextCursor"]
+            rest = await client.call_tool("get-document", {"id": first["id"], "cursor": cursor})
+            listed = await client.call_tool("list-documents", {"limit": 2})
+
+        assert summary["pagesIndexed"] == 4
+        assert summary["truncated"] is True
+        assert f"{site}/guide/" in text_of(submitted)
+        assert [done for done, _, _ in seen] == [1, 2, 3, 4]
+        assert all(total == 4 for _, total, _ in seen)
+        assert all(message and site in message for _, _, message in seen)
+
+        hits = (found.structured_content or {})["hits"]
+        assert any(hit["url"] == f"{site}/guide/installation.html" for hit in hits)
+        assert "<<<FETCHED CONTENT" in text_of(found)
+
+        shown = window.structured_content or {}
+        assert shown["url"] == first["url"]
+        assert len(shown["text"].encode()) <= 1024
+        assert shown["totalBytes"] > 1024
+        text = text_of(window)
+        assert text.startswith("<<<FETCHED CONTENT ")
+        assert f"url: {first['url']}" in text
+        assert "fetched-at: " in text
+        assert text.rstrip().endswith(">>>")
+        more = rest.structured_content or {}
+        assert more["start"] == shown["end"]
+        listing = listed.structured_content or {}
+        assert listing["total"] == 4
+        assert len(listing["documents"]) == 2
+
+    async def test_bad_arguments_are_error_results_and_the_server_lives_on(
+        self, site: str, tmp_path: Path
+    ) -> None:
+        """Wrong types, unknown fields, refused URLs and unknown tools are error results."""
+        calls: list[tuple[str, dict[str, Any], str]] = [
+            ("submit-document", {"url": f"{site}/", "maxPages": "x"}, "maxPages"),
+            (
+                "submit-document",
+                {"url": f"{site}/", "allowPrivate": ["10.0.0.0/8"]},
+                "allowPrivate",
+            ),
+            ("submit-document", {"spider": True}, "url"),
+            ("submit-document", {"url": "http://10.0.0.1/"}, "10.0.0.1 is private"),
+            ("submit-document", {"url": f"{site}/missing.html"}, "404"),
+            ("get-document", {"id": "nope"}, "no such document"),
+            ("get-document", {"id": "nope", "maxBytes": 10}, "maxBytes"),
+            ("search-documents", {"query": ""}, "query"),
+            ("no-such-tool", {}, "no such tool"),
+        ]
+        async with server_client(tmp_path) as client:
+            results = [(await client.call_tool(name, args), needle) for name, args, needle in calls]
+            alive = await client.call_tool("list-documents", {})
+        for result, needle in results:
+            assert result.is_error is True
+            assert needle in text_of(result)
+        assert alive.is_error is not True
+        assert (alive.structured_content or {})["total"] == 0

@@ -1,0 +1,329 @@
+"""The PostgreSQL store on a real server: upserts, search like SQLite's, migrations, failures.
+
+Each module run creates its own database and drops it at the end; every test starts
+from an empty table.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Iterator
+from datetime import UTC, datetime, timedelta
+
+import psycopg
+import pytest
+from tests.scale_support import temp_database
+
+from sitelore.errors import ConfigError, SchemaVersionError
+from sitelore.models import Document, FetchMeta
+from sitelore.ports import Store
+from sitelore.store import PostgresStore, SQLiteStore, document_id, open_store
+from sitelore.store.postgres import PG_SCHEMA_VERSION
+
+_T0 = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+class _TickClock:
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def now(self) -> datetime:
+        self.calls += 1
+        return _T0 + timedelta(seconds=self.calls)
+
+
+def _doc(url: str, title: str = "A page", markdown: str = "Some body text.") -> Document:
+    return Document(url=url, title=title, markdown=markdown)
+
+
+def _meta(status: int = 200, etag: str | None = None) -> FetchMeta:
+    return FetchMeta(status=status, content_type="text/html", fetched_at=_T0, etag=etag)
+
+
+@pytest.fixture(scope="module")
+def database() -> Iterator[str]:
+    with temp_database() as url:
+        yield url
+
+
+@pytest.fixture
+async def store(database: str) -> AsyncIterator[PostgresStore]:
+    opened = PostgresStore(database, now=_TickClock().now)
+    await opened.open()
+    with psycopg.connect(database, autocommit=True) as conn:
+        conn.execute("TRUNCATE sitelore_documents CASCADE")
+    yield opened
+    await opened.close()
+
+
+def _sql(database: str, query: str) -> list[tuple[object, ...]]:
+    with psycopg.connect(database, autocommit=True) as conn:
+        cur = conn.execute(query)
+        return cur.fetchall() if cur.description is not None else []
+
+
+# -- upsert ------------------------------------------------------------------------------
+
+
+async def test_a_new_document_gets_the_same_id_as_in_sqlite(store: PostgresStore) -> None:
+    result = await store.upsert(_doc("https://a.test/x", "Title", "Body"), _meta(etag='"v1"'))
+
+    assert result.id == document_id("https://a.test/x")
+    assert (result.created, result.changed) == (True, True)
+    stored = await store.get("https://a.test/x")
+    assert stored is not None
+    assert (stored.title, stored.markdown, stored.etag) == ("Title", "Body", '"v1"')
+    assert stored.fetched_at == _T0
+    assert stored.fetched_at.tzinfo is not None
+
+
+async def test_an_unchanged_page_updates_fetch_metadata_only(
+    store: PostgresStore, database: str
+) -> None:
+    await store.upsert(_doc("https://a.test/x"), _meta(etag='"v1"'))
+    before = _sql(database, "SELECT tsv::text, updated_at FROM sitelore_documents")
+
+    result = await store.upsert(_doc("https://a.test/x"), _meta(status=203, etag='"v2"'))
+
+    assert (result.created, result.changed) == (False, False)
+    assert _sql(database, "SELECT tsv::text, updated_at FROM sitelore_documents") == before
+    stored = await store.get("https://a.test/x")
+    assert stored is not None
+    assert (stored.status, stored.etag) == (203, '"v2"')
+    assert await store.fetch_counts() == {"https://a.test/x": 2}
+
+
+async def test_changed_content_keeps_the_id_and_reindexes(store: PostgresStore) -> None:
+    first = await store.upsert(_doc("https://a.test/x", markdown="old words"), _meta())
+    second = await store.upsert(_doc("https://a.test/x", markdown="new words"), _meta())
+
+    assert second.id == first.id
+    assert (second.created, second.changed) == (False, True)
+    assert await store.search("old") == []
+    assert [hit.id for hit in await store.search("new")] == [first.id]
+
+
+async def test_racing_upserts_of_one_url_leave_one_row(store: PostgresStore, database: str) -> None:
+    others = [PostgresStore(database) for _ in range(4)]
+    try:
+        results = await asyncio.gather(
+            *(
+                s.upsert(_doc("https://a.test/race", markdown=f"v{i}"), _meta())
+                for i, s in enumerate(others)
+            )
+        )
+    finally:
+        for other in others:
+            await other.close()
+
+    assert sum(result.created for result in results) == 1
+    assert {result.id for result in results} == {document_id("https://a.test/race")}
+    assert await store.count() == 1
+    assert await store.fetch_counts() == {"https://a.test/race": 4}
+
+
+async def test_a_huge_body_is_stored_whole_and_indexed_up_to_the_cap(
+    store: PostgresStore,
+) -> None:
+    words = " ".join(f"w{i:07d}" for i in range(250_000))  # ~2.25 MB of distinct words
+    result = await store.upsert(_doc("https://a.test/big", markdown="early " + words), _meta())
+
+    stored = await store.get(result.id)
+    assert stored is not None
+    assert len(stored.markdown) == len("early " + words)
+    assert [hit.id for hit in await store.search("early")] == [result.id]
+    assert await store.search("w0249999") == []  # past the indexing cap
+
+
+# -- search ------------------------------------------------------------------------------
+
+
+async def test_a_title_hit_outranks_a_body_hit(store: PostgresStore) -> None:
+    body = await store.upsert(
+        _doc("https://a.test/b", "Notes", "The crawler visits pages."), _meta()
+    )
+    filler = " ".join(f"filler{i}" for i in range(60))
+    title = await store.upsert(_doc("https://a.test/t", "Crawler guide", filler), _meta())
+
+    hits = await store.search("crawler")
+
+    assert [hit.id for hit in hits] == [title.id, body.id]
+    assert hits[0].score < hits[1].score
+
+
+async def test_the_snippet_marks_the_matched_word(store: PostgresStore) -> None:
+    filler = " ".join(f"word{i}" for i in range(200))
+    await store.upsert(_doc("https://a.test/x", "T", f"{filler} the robots file {filler}"), _meta())
+
+    (hit,) = await store.search("robots")
+
+    assert "**robots**" in hit.snippet
+    assert len(hit.snippet) < 300
+
+
+@pytest.mark.parametrize(
+    ("stored", "query"),
+    [
+        ("we are running the crawler", "run"),
+        ("a café on the corner", "cafe"),
+        ("a cafe on the corner", "CAFÉ"),
+        ("Straße und Weg", "straße"),
+        ("Tiếng Việt", "viet"),
+        ("to be or not to be", "not"),
+        ("read robots.txt first", "robots.txt"),
+    ],
+)
+async def test_search_matches_what_the_sqlite_store_matches(
+    store: PostgresStore, stored: str, query: str
+) -> None:
+    result = await store.upsert(_doc("https://a.test/x", markdown=stored), _meta())
+    sqlite = SQLiteStore(":memory:")
+    try:
+        in_sqlite = await sqlite.upsert(_doc("https://a.test/x", markdown=stored), _meta())
+        assert [h.id for h in await sqlite.search(query)] == [in_sqlite.id]
+    finally:
+        await sqlite.close()
+
+    assert [hit.id for hit in await store.search(query)] == [result.id]
+
+
+async def test_every_word_must_match_and_phrases_stay_phrases(store: PostgresStore) -> None:
+    both = await store.upsert(_doc("https://a.test/1", markdown="alpha beta robots txt"), _meta())
+    await store.upsert(_doc("https://a.test/2", markdown="alpha gamma txt of robots"), _meta())
+
+    assert [hit.id for hit in await store.search("alpha beta")] == [both.id]
+    assert [hit.id for hit in await store.search("robots.txt")] == [both.id]
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "NOT",
+        "a OR",
+        '"',
+        "alpha*",
+        "title:x",
+        "(",
+        "-x",
+        "!",
+        "&",
+        "|",
+        "<->",
+        "'",
+        "\\",
+        "alpha\0beta",
+        "\ud800",
+        "日本語のテキスト",
+        "' ; DROP TABLE sitelore_documents; --",
+        "a" * 5000,
+    ],
+)
+async def test_hostile_queries_never_raise(store: PostgresStore, query: str) -> None:
+    await store.upsert(_doc("https://a.test/x", "Alpha", "alpha beta x title"), _meta())
+
+    assert isinstance(await store.search(query), list)
+    assert await store.count() == 1
+
+
+@pytest.mark.parametrize("query", ["", " ", "\t\n", "!!!", "🕷️"])
+async def test_a_query_without_words_finds_nothing(store: PostgresStore, query: str) -> None:
+    await store.upsert(_doc("https://a.test/x"), _meta())
+
+    assert await store.search(query) == []
+
+
+async def test_search_honours_the_limit(store: PostgresStore) -> None:
+    for i in range(5):
+        await store.upsert(_doc(f"https://a.test/{i}", markdown="common"), _meta())
+
+    assert len(await store.search("common", limit=3)) == 3
+    assert await store.search("common", limit=0) == []
+    with pytest.raises(ValueError, match="limit"):
+        await store.search("common", limit=-1)
+
+
+# -- get, list, delete, count --------------------------------------------------------------
+
+
+async def test_get_list_delete_and_count(store: PostgresStore) -> None:
+    a = await store.upsert(_doc("https://a.test/a"), _meta())
+    b = await store.upsert(_doc("https://a.test/b"), _meta())
+
+    assert [d.id for d in await store.list()] == [b.id, a.id]  # most recently updated first
+    assert [d.id for d in await store.list(limit=1, offset=1)] == [a.id]
+    assert (await store.get(a.id)) == (await store.get("https://a.test/a"))
+    assert await store.get("https://a.test/none") is None
+    assert await store.delete(a.id) is True
+    assert await store.delete("https://a.test/a") is False
+    assert await store.count() == 1
+    with pytest.raises(ValueError, match="limit"):
+        await store.list(limit=-1)
+
+
+# -- schema, connections ---------------------------------------------------------------------
+
+
+async def test_a_fresh_database_is_migrated_once_by_racing_stores() -> None:
+    with temp_database() as url:
+        stores = [PostgresStore(url) for _ in range(3)]
+        try:
+            await asyncio.gather(*(s.open() for s in stores))
+            assert _sql(url, "SELECT version FROM sitelore_schema") == [(PG_SCHEMA_VERSION,)]
+        finally:
+            for s in stores:
+                await s.close()
+
+
+async def test_a_newer_schema_is_refused_and_left_untouched() -> None:
+    with temp_database() as url:
+        _sql(url, "CREATE TABLE sitelore_schema (version integer NOT NULL)")
+        _sql(url, f"INSERT INTO sitelore_schema VALUES ({PG_SCHEMA_VERSION + 1})")
+        store = PostgresStore(url)
+        with pytest.raises(SchemaVersionError, match="newer"):
+            await store.open()
+        await store.close()
+        tables = _sql(url, "SELECT tablename FROM pg_tables WHERE schemaname = 'public'")
+        assert tables == [("sitelore_schema",)]
+
+
+async def test_an_unreachable_server_is_a_config_error_without_the_password() -> None:
+    store = PostgresStore("postgresql://bob:hunter2@127.0.0.1:1/x", connect_timeout=2)
+    with pytest.raises(ConfigError, match="cannot connect") as caught:
+        await store.count()
+    assert "hunter2" not in str(caught.value)
+    assert "hunter2" not in repr(store)
+    await store.close()
+
+
+async def test_a_closed_store_refuses_calls(database: str) -> None:
+    store = PostgresStore(database)
+    await store.count()
+    await store.close()
+    await store.close()
+    with pytest.raises(Exception, match="closed"):
+        await store.count()
+
+
+@pytest.mark.parametrize(
+    "location",
+    [
+        "postgresql://user:secret@db.example/sitelore",
+        "postgres://user:secret@db.example/sitelore",
+        "postgresql+psycopg://user:secret@db.example/sitelore",
+    ],
+)
+async def test_open_store_serves_postgresql_urls_and_hides_the_password(location: str) -> None:
+    store = open_store(location)
+
+    assert isinstance(store, PostgresStore)
+    assert "secret" not in repr(store)
+    assert store.location == "postgresql://***@db.example/sitelore"
+    await store.close()
+
+
+def test_the_store_satisfies_the_port() -> None:
+    def accepts(store: Store) -> Store:
+        return store
+
+    store = PostgresStore("postgresql://postgres@127.0.0.1/none")
+    assert accepts(store) is store

@@ -1,0 +1,214 @@
+"""Support for scale-out tests: a multi-origin fixture site, a throw-away database, workers.
+
+Everything runs on loopback: the fixture hosts listen on 127.0.0.1/.2/.3, PostgreSQL on
+127.0.0.1:5432 (a database created and dropped per use) and Redis on 127.0.0.1:6379
+(a unique key namespace per use, deleted afterwards).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import itertools
+import os
+import sys
+import time
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import psycopg
+from aiohttp import web
+
+PG_ADMIN = "postgresql://postgres@127.0.0.1:5432/postgres"
+REDIS = "redis://127.0.0.1:6379/0"
+ADDRESSES = ("127.0.0.1", "127.0.0.2", "127.0.0.3")
+
+
+@contextlib.contextmanager
+def temp_database() -> Iterator[str]:
+    """Create an empty PostgreSQL database; yield its URL; drop it (even if still in use)."""
+    name = "sitelore_test_" + uuid.uuid4().hex[:12]
+    with psycopg.connect(PG_ADMIN, autocommit=True) as admin:
+        admin.execute(f"CREATE DATABASE {name}")  # name is ours: hex only
+    try:
+        yield f"postgresql://postgres@127.0.0.1:5432/{name}"
+    finally:
+        with psycopg.connect(PG_ADMIN, autocommit=True) as admin:
+            admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+def namespace_url() -> tuple[str, str]:
+    """A Redis frontier URL with a namespace no other test uses, and that namespace."""
+    namespace = "sltest-" + uuid.uuid4().hex[:12]
+    return f"{REDIS}?namespace={namespace}", namespace
+
+
+async def delete_namespace(namespace: str) -> int:
+    """Delete every key of ``namespace`` (tests clean up after themselves)."""
+    import redis.asyncio as aioredis
+
+    client = aioredis.Redis.from_url(REDIS)
+    try:
+        keys = [key async for key in client.scan_iter(match=f"{namespace}:*", count=1000)]
+        for start in range(0, len(keys), 500):
+            await client.unlink(*keys[start : start + 500])
+        return len(keys)
+    finally:
+        await client.aclose()
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class SiteSpec:
+    """The fixture: ``pages`` pages per host, cross-host links, robots rules, a redirect.
+
+    Host 0 links ``/old.html``, which redirects to ``/p1.html``. Host 1 disallows
+    ``/private/`` (and links there). Host 2 asks for ``Crawl-delay: crawl_delay``.
+    """
+
+    pages: int = 6
+    latency: float = 0.0
+    crawl_delay: float = 0.25
+
+    def robots(self, index: int) -> str:
+        if index == 1:
+            return "User-agent: *\nDisallow: /private/\n"
+        if index == 2:
+            return f"User-agent: *\nCrawl-delay: {self.crawl_delay}\n"
+        return "User-agent: *\nAllow: /\n"
+
+
+@dataclasses.dataclass(slots=True)
+class FixtureSite:
+    """The running fixture: origins and, per origin, ``(monotonic arrival, path)`` of requests."""
+
+    spec: SiteSpec
+    origins: list[str] = dataclasses.field(default_factory=list)
+    logs: dict[str, list[tuple[float, str]]] = dataclasses.field(default_factory=dict)
+
+    def expected_documents(self) -> set[str]:
+        """Every URL the crawl must store (the redirect source and disallowed pages excluded)."""
+        return {
+            origin + path
+            for origin in self.origins
+            for path in ["/", *(f"/p{k}.html" for k in range(1, self.spec.pages + 1))]
+        }
+
+    def page(self, index: int, path: str) -> str | None:
+        origins, n = self.origins, self.spec.pages
+        others = [o for i, o in enumerate(origins) if i != index]
+        if path == "/":
+            links = [f"/p{k}.html" for k in range(1, n + 1)] + [o + "/" for o in others]
+            if index == 0:
+                links.append("/old.html")
+            if index == 1:
+                links.append("/private/secret.html")
+            return _html(f"Host {index} home", "Welcome to the fixture site.", links)
+        for k in range(1, n + 1):
+            if path == f"/p{k}.html":
+                links = ["/", f"/p{k % n + 1}.html", *(o + f"/p{k}.html" for o in others)]
+                body = f"Page {k} of host {index}. Topic word{k} and shared crawler text."
+                return _html(f"Host {index} page {k}", body, links)
+        if path == "/private/secret.html":
+            return _html("Secret", "Never fetched.", [])
+        return None
+
+
+def _html(title: str, text: str, links: list[str]) -> str:
+    anchors = "".join(f'<li><a href="{href}">{href}</a></li>' for href in links)
+    return (
+        f"<!doctype html><html><head><title>{title}</title></head><body><main>"
+        f"<h1>{title}</h1><p>{text}</p><ul>{anchors}</ul></main></body></html>"
+    )
+
+
+@contextlib.asynccontextmanager
+async def serve_hosts(spec: SiteSpec) -> AsyncIterator[FixtureSite]:
+    """Serve the fixture on 127.0.0.1/.2/.3 (free ports); log every request's arrival."""
+    site = FixtureSite(spec)
+    runners: list[web.AppRunner] = []
+    try:
+        for index, address in enumerate(ADDRESSES):
+            log: list[tuple[float, str]] = []
+            runner = web.AppRunner(_app(site, index, log), access_log=None)
+            await runner.setup()
+            runners.append(runner)
+            tcp = web.TCPSite(runner, address, 0)
+            await tcp.start()
+            origin = f"http://{address}:{runner.addresses[0][1]}"
+            site.origins.append(origin)
+            site.logs[origin] = log
+        yield site
+    finally:
+        for runner in runners:
+            await runner.cleanup()
+
+
+def _app(site: FixtureSite, index: int, log: list[tuple[float, str]]) -> web.Application:
+    async def handle(request: web.Request) -> web.StreamResponse:
+        log.append((time.monotonic(), request.raw_path))
+        if request.path == "/robots.txt":
+            return web.Response(text=site.spec.robots(index))
+        if index == 0 and request.path == "/old.html":
+            return web.Response(status=301, headers={"Location": "/p1.html"})
+        if site.spec.latency:
+            await asyncio.sleep(site.spec.latency)
+        html = site.page(index, request.path)
+        if html is None:
+            return web.Response(status=404, text="not found")
+        return web.Response(text=html, content_type="text/html")
+
+    app = web.Application()
+    app.router.add_get("/{tail:.*}", handle)
+    return app
+
+
+def min_gaps(site: FixtureSite) -> dict[str, float]:
+    """Per origin, the smallest time between two consecutive request arrivals."""
+    out: dict[str, float] = {}
+    for origin, log in site.logs.items():
+        times = sorted(t for t, _ in log)
+        gaps = [b - a for a, b in itertools.pairwise(times)]
+        out[origin] = min(gaps, default=float("inf"))
+    return out
+
+
+def arrivals(site: FixtureSite) -> dict[str, int]:
+    """How many times each URL (origin + path) was requested."""
+    counts: dict[str, int] = {}
+    for origin, log in site.logs.items():
+        for _, path in log:
+            counts[origin + path] = counts.get(origin + path, 0) + 1
+    return counts
+
+
+async def start_worker(
+    frontier: str, db: str, crawl_id: str, worker_id: str, log_dir: Path
+) -> asyncio.subprocess.Process:
+    """Start ``sitelore worker`` as its own process (stderr goes to ``log_dir/<id>.log``)."""
+    stderr = (log_dir / f"{worker_id}.log").open("wb")
+    try:
+        return await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "sitelore",
+            "worker",
+            "--frontier",
+            frontier,
+            "--db",
+            db,
+            "--crawl",
+            crawl_id,
+            "--worker-id",
+            worker_id,
+            "--allow-private",
+            "127.0.0.0/8",
+            "--slots",
+            "4",
+            stdout=asyncio.subprocess.DEVNULL,
+            stderr=stderr,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
+    finally:
+        stderr.close()

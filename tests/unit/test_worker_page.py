@@ -1,0 +1,272 @@
+"""How a worker turns one leased URL into a Completion, on fakes (no Redis, no network)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping
+from datetime import UTC, datetime
+
+import pytest
+from tests.fakes import FakeClock
+
+from sitelore.errors import BlockedURLError, NetworkError
+from sitelore.frontier_redis import Completion, FrontierItem, Lease
+from sitelore.models import CrawlOptions, Headers, Limits, Snapshot
+from sitelore.ports import HopCheck
+from sitelore.robots import RobotsRules, is_allowed, parse_robots_txt
+from sitelore.store import MEMORY, SQLiteStore
+from sitelore.urls import Scope
+from sitelore.worker import SharedRobots, rules_from_json, rules_to_json
+from sitelore.worker._page import PageProcessor
+
+SEED = "https://docs.test/"
+
+
+class Shelf:
+    """Robots rules shared in a dict (Redis in production)."""
+
+    def __init__(self) -> None:
+        self.saved: dict[str, str] = {}
+
+    async def robots(self, crawl_id: str, host: str) -> str | None:
+        return self.saved.get(host)
+
+    async def save_robots(self, crawl_id: str, host: str, rules_json: str, ttl_ms: int) -> None:
+        self.saved[host] = rules_json
+
+
+class Site:
+    """A scripted fetcher: path -> (status, headers, body) or an exception; redirects by 3xx."""
+
+    def __init__(self, pages: Mapping[str, tuple[int, dict[str, str], str] | Exception]) -> None:
+        self.pages = pages
+        self.requested: list[str] = []
+
+    async def fetch(
+        self,
+        url: str,
+        *,
+        max_bytes: int | None = None,
+        headers: Mapping[str, str] | None = None,
+        check_hop: HopCheck | None = None,
+        timeout: float | None = None,
+    ) -> Snapshot:
+        self.requested.append(url)
+        page = self.pages[url]
+        if isinstance(page, Exception):
+            raise page
+        status, extra, body = page
+        if status in (301, 302) and check_hop is not None:
+            await check_hop(extra["location"])
+        return Snapshot(
+            url=url,
+            final_url=url,
+            status=status,
+            headers=Headers.of({"content-type": "text/html", **extra}.items()),
+            body=body.encode(),
+            fetched_at=datetime(2026, 1, 1, tzinfo=UTC),
+            elapsed_ms=1.0,
+        )
+
+
+def html(*links: str) -> str:
+    anchors = "".join(f'<a href="{href}">x</a>' for href in links)
+    return (
+        f"<html><head><title>T</title></head><body><main><p>Text.</p>{anchors}</main></body></html>"
+    )
+
+
+class World:
+    def __init__(self, pages: Mapping[str, tuple[int, dict[str, str], str] | Exception]) -> None:
+        self.site = Site(pages)
+        self.shelf = Shelf()
+        self.loads: list[str] = []
+        self.robots_text = "User-agent: *\nDisallow: /private/\nCrawl-delay: 2\n"
+        self.blocked: set[str] = set()
+
+    async def load(self, origin: str) -> RobotsRules:
+        self.loads.append(origin)
+        return parse_robots_txt(self.robots_text)
+
+    def check(self, url: str) -> object:
+        if url in self.blocked:
+            raise BlockedURLError(url, "test says no")
+        return url
+
+
+@pytest.fixture
+async def store() -> AsyncIterator[SQLiteStore]:
+    opened = SQLiteStore(MEMORY)
+    yield opened
+    await opened.close()
+
+
+def processor(world: World, store: SQLiteStore, **options: object) -> PageProcessor:
+    crawl = CrawlOptions.model_validate({"delay": 0.5, "max_depth": 2, **options})
+    clock = FakeClock()
+    return PageProcessor(
+        options=crawl,
+        scope=Scope.from_options(SEED, crawl),
+        limits=Limits(max_redirects=2),
+        fetcher=world.site,
+        store=store,
+        robots=SharedRobots(world.shelf, "c", world.load, clock, ttl_ms=1000),
+        clock=clock,
+        url_check=world.check,
+        max_attempts=3,
+    )
+
+
+def lease(url: str, depth: int = 1, attempt: int = 0, hops: int = 0) -> Lease:
+    return Lease("w:1", FrontierItem(url, depth, attempt, hops), 0, 60_000)
+
+
+async def robots_known(world: World, origin: str = "https://docs.test") -> None:
+    world.shelf.saved[origin] = rules_to_json(parse_robots_txt(world.robots_text))
+
+
+async def test_robots_txt_is_fetched_under_the_lease_and_the_url_goes_back(
+    store: SQLiteStore,
+) -> None:
+    world = World({SEED + "a": (200, {}, html())})
+    page = processor(world, store)
+
+    first = await page.process(lease(SEED + "a"), 30)
+    second = await page.process(lease(SEED + "a"), 30)
+
+    assert first == Completion(outcome="requeue", delay_ms=2000)
+    assert world.loads == ["https://docs.test"]  # once: the rules are shared after that
+    assert "https://docs.test" in world.shelf.saved
+    assert second.outcome == "done"
+    assert world.site.requested == [SEED + "a"]
+
+
+async def test_a_disallowed_url_is_skipped_without_a_request(store: SQLiteStore) -> None:
+    world = World({})
+    await robots_known(world)
+
+    done = await processor(world, store).process(lease(SEED + "private/x"), 30)
+
+    assert done == Completion(outcome="skip", delay_ms=2000, stats={"skipped_robots": 1})
+    assert world.site.requested == []
+
+
+async def test_a_url_the_guard_refuses_is_skipped(store: SQLiteStore) -> None:
+    world = World({})
+    world.blocked.add(SEED + "x")
+
+    done = await processor(world, store).process(lease(SEED + "x"), 30)
+
+    assert done == Completion(outcome="skip", stats={"skipped_blocked": 1})
+
+
+async def test_a_page_is_stored_and_its_links_queued_one_level_deeper(
+    store: SQLiteStore,
+) -> None:
+    links = [SEED + "b", SEED + "b#frag", "https://elsewhere.test/", SEED + "c"]
+    world = World({SEED + "a": (200, {}, html(*links)), SEED + "d": (200, {}, html(SEED + "b"))})
+    await robots_known(world)
+    page = processor(world, store)
+
+    done = await page.process(lease(SEED + "a", depth=1), 30)
+    again = await page.process(lease(SEED + "d", depth=1), 30)
+
+    assert done.outcome == "done"
+    assert done.delay_ms == 2000
+    assert [link.url for link in done.links] == [SEED + "b", SEED + "c"]
+    assert {link.depth for link in done.links} == {2}
+    assert done.stats["indexed"] == 1
+    assert done.stats["skipped_filtered"] == 1
+    assert again.links == []  # this worker already sent b
+    assert again.stats["skipped_duplicate"] == 1
+    assert await store.get(SEED + "a") is not None
+
+
+async def test_links_past_the_depth_limit_are_counted_once(store: SQLiteStore) -> None:
+    world = World(
+        {
+            SEED + "a": (200, {}, html(SEED + "x", SEED + "x")),
+            SEED + "b": (200, {}, html(SEED + "x")),
+        }
+    )
+    await robots_known(world)
+    page = processor(world, store, max_depth=1)
+
+    first = await page.process(lease(SEED + "a", depth=1), 30)
+    second = await page.process(lease(SEED + "b", depth=1), 30)
+
+    assert (first.links, first.stats["skipped_depth"]) == ([], 1)
+    assert "skipped_depth" not in second.stats
+
+
+async def test_a_redirect_queues_its_target_instead_of_following_it(store: SQLiteStore) -> None:
+    world = World({SEED + "old": (301, {"location": SEED + "new"}, "")})
+    await robots_known(world)
+
+    done = await processor(world, store).process(lease(SEED + "old", depth=1), 30)
+
+    assert done.outcome == "done"
+    assert done.links == (FrontierItem(SEED + "new", 1, 0, 1),)
+    assert done.stats == {"fetched": 1, "redirected": 1}
+    assert await store.count() == 0
+
+
+async def test_too_many_redirects_is_a_page_error(store: SQLiteStore) -> None:
+    world = World({SEED + "loop": (301, {"location": SEED + "next"}, "")})
+    await robots_known(world)
+
+    done = await processor(world, store).process(lease(SEED + "loop", hops=2), 30)
+
+    assert done.links == ()
+    assert "too-many-redirects" in done.error
+
+
+async def test_a_redirect_target_out_of_scope_is_stored_but_not_followed(
+    store: SQLiteStore,
+) -> None:
+    world = World({"https://other.test/x": (200, {}, html("https://other.test/y"))})
+    await robots_known(world, "https://other.test")
+
+    done = await processor(world, store).process(lease("https://other.test/x", hops=1), 30)
+
+    assert done.stats["indexed"] == 1
+    assert done.links == []
+
+
+async def test_a_429_is_retried_after_its_retry_after(store: SQLiteStore) -> None:
+    world = World({SEED + "a": (429, {"retry-after": "7"}, "")})
+    await robots_known(world)
+    page = processor(world, store)
+
+    retry = await page.process(lease(SEED + "a"), 30)
+    last = await page.process(lease(SEED + "a", attempt=2), 30)
+
+    assert (retry.outcome, retry.backoff_ms, retry.stats) == ("retry", 7000, {"retried": 1})
+    assert (last.outcome, last.backoff_ms) == ("done", 7000)
+    assert "http-status" in last.error
+
+
+async def test_network_errors_are_retried_then_reported(store: SQLiteStore) -> None:
+    world = World({SEED + "a": NetworkError(SEED + "a", "connection reset")})
+    await robots_known(world)
+    page = processor(world, store)
+
+    first = await page.process(lease(SEED + "a"), 30)
+    last = await page.process(lease(SEED + "a", attempt=2), 30)
+
+    assert first.outcome == "retry"
+    assert first.backoff_ms >= 2000  # never sooner than the origin's delay
+    assert (last.outcome, last.stats) == ("done", {"fetched": 1, "errors": 1})
+    assert last.error.startswith(SEED + "a\tnetwork\t")
+
+
+def test_robots_rules_survive_the_trip_through_json() -> None:
+    text = "User-agent: *\nAllow: /a/b$\nDisallow: /a/\nDisallow: /*.pdf\nCrawl-delay: 3\n"
+    rules = parse_robots_txt(text)
+
+    again = rules_from_json(rules_to_json(rules))
+
+    assert again == rules
+    for path in ("/a/b", "/a/bc", "/a/", "/x.pdf", "/y.html"):
+        assert is_allowed(again, "https://d.test" + path) == is_allowed(
+            rules, "https://d.test" + path
+        )
