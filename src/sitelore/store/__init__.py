@@ -20,7 +20,8 @@ from urllib.parse import unquote
 
 from sitelore.errors import ConfigError
 from sitelore.ports import Store
-from sitelore.store.sqlite import MEMORY, SCHEMA_VERSION, SQLiteStore, content_hash, document_id
+from sitelore.store._rows import content_hash, document_id
+from sitelore.store.sqlite import MEMORY, SCHEMA_VERSION, SQLiteStore
 
 __all__ = [
     "MEMORY",

@@ -1,7 +1,7 @@
 """Persist documents in PostgreSQL with a tsvector index: the shared store of scale-out crawls.
 
 The same ``ports.Store`` as :class:`~sitelore.store.sqlite.SQLiteStore`, and the same ids
-(:func:`~sitelore.store.sqlite.document_id`) and content hashes, so a document has one
+(:func:`~sitelore.store._rows.document_id`) and content hashes, so a document has one
 id whichever store holds it. It never echoes a password: every message names the
 database by its redacted URL.
 
@@ -53,7 +53,7 @@ from sitelore.models import (
 from sitelore.store import _pg_extras as extras
 from sitelore.store._pg_schema import CREATE_VERSION_TABLE, MIGRATION_LOCK, MIGRATIONS
 from sitelore.store._pg_text import MAX_TITLE_CHARS, index_text, tsquery_text
-from sitelore.store.sqlite import content_hash, document_id
+from sitelore.store._rows import document_id, document_params
 
 __all__ = ["PG_SCHEMA_VERSION", "PostgresStore"]
 
@@ -293,22 +293,10 @@ class PostgresStore:
         When the title and Markdown are unchanged only the fetch metadata is written;
         ``updated_at`` and the search index stay as they were.
         """
-        new_hash = content_hash(document.title, document.markdown)
-        params: dict[str, Any] = {
+        params = document_params(document, meta, now=self._now(), encode_time=_aware)
+        new_hash = params["content_hash"]
+        params |= {
             "id": document_id(document.url),
-            "url": document.url,
-            "title": document.title,
-            "markdown": document.markdown,
-            "content_hash": new_hash,
-            "content_type": meta.content_type,
-            "status": meta.status,
-            "etag": meta.etag,
-            "last_modified": meta.last_modified,
-            "fetched_at": _aware(meta.fetched_at),
-            "now": _aware(self._now()),
-            "description": document.description,
-            "lang": document.lang,
-            "canonical_url": document.canonical_url,
             "title_words": index_text(document.title, MAX_TITLE_CHARS),
             "body_words": index_text(document.markdown),
             "links": Jsonb(list(document.links)),

@@ -32,12 +32,10 @@ from __future__ import annotations
 
 import builtins
 import contextlib
-import hashlib
 import sqlite3
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 from sitelore.changes import ChangeReport, KnownPage
 from sitelore.errors import SchemaVersionError, StoreError
@@ -51,6 +49,7 @@ from sitelore.models import (
 )
 from sitelore.store import _sqlite_captures as captured
 from sitelore.store import _sqlite_changes as changes
+from sitelore.store._rows import content_hash, document_id, document_params
 
 __all__ = ["MEMORY", "SCHEMA_VERSION", "SQLiteStore", "content_hash", "document_id"]
 
@@ -185,19 +184,6 @@ LIMIT ?
 
 
 # -- pure helpers ------------------------------------------------------------------------
-
-
-def document_id(url: str) -> str:
-    """The stable id of the document at ``url``: the first 16 hex digits of its SHA-256."""
-    return hashlib.sha256(url.encode("utf-8", "surrogatepass")).hexdigest()[:16]
-
-
-def content_hash(title: str, markdown: str) -> str:
-    """SHA-256 (hex) of a document's title and Markdown, NUL-separated so the split counts."""
-    digest = hashlib.sha256(title.encode("utf-8", "surrogatepass"))
-    digest.update(b"\0")
-    digest.update(markdown.encode("utf-8", "surrogatepass"))
-    return digest.hexdigest()
 
 
 def _quote_query(query: str) -> str:
@@ -360,22 +346,8 @@ class SQLiteStore:
         content type, ETag, Last-Modified, fetched_at) is written; ``updated_at`` and
         the search index stay as they were.
         """
-        new_hash = content_hash(document.title, document.markdown)
-        params: dict[str, Any] = {
-            "url": document.url,
-            "title": document.title,
-            "markdown": document.markdown,
-            "content_hash": new_hash,
-            "content_type": meta.content_type,
-            "status": meta.status,
-            "etag": meta.etag,
-            "last_modified": meta.last_modified,
-            "fetched_at": _time_to_text(meta.fetched_at),
-            "now": _time_to_text(self._now()),
-            "description": document.description,
-            "lang": document.lang,
-            "canonical_url": document.canonical_url,
-        }
+        params = document_params(document, meta, now=self._now(), encode_time=_time_to_text)
+        new_hash = params["content_hash"]
         with self._connection(f"upsert {document.url}") as conn, _write_transaction(conn):
             existing = conn.execute(_SELECT_EXISTING, (document.url,)).fetchone()
             if existing is None:
