@@ -222,6 +222,12 @@ class CrawlRun:
         started = clock.monotonic()
         try:
             await self._crawl(started)
+        except BaseExceptionGroup as group:
+            # A worker's store or configuration failure: report it as itself.
+            first = _first_sitelore_error(group)
+            if first is None:
+                raise
+            raise first from group
         finally:
             self.summary.elapsed_ms = (clock.monotonic() - started) * 1000
             self._finish_summary()
@@ -438,6 +444,7 @@ class _Scheduler:
                 check_hop=self._check_hop,
             )
         except SiteloreError as exc:
+            self._politeness.record_request(key, spider._clock.monotonic())
             if spider._clock.monotonic() >= self._deadline:
                 # Cut short by the crawl deadline: not a failure of the page, just unfetched.
                 self._stop_at_deadline(item)
@@ -451,6 +458,9 @@ class _Scheduler:
                     change=ChangeKind.FAILED,
                 )
             )
+        # Spacing also counts from the end of this exchange, so the server never sees two
+        # requests closer than the delay, however long the request took to send.
+        self._politeness.record_request(key, spider._clock.monotonic())
         self._honour_retry_after(key, snapshot)
         unchanged = await spider._revisit.not_modified(item.url, item.depth, snapshot, prepared)
         if unchanged is not None:
@@ -580,3 +590,15 @@ class _Scheduler:
             log.debug("not following links of %s: redirected out of scope", item.url)
             return ()
         return document.links
+
+
+def _first_sitelore_error(group: BaseExceptionGroup[BaseException]) -> SiteloreError | None:
+    """The first SiteloreError among an exception group's leaves, if any."""
+    for exc in group.exceptions:
+        if isinstance(exc, SiteloreError):
+            return exc
+        if isinstance(exc, BaseExceptionGroup):
+            found = _first_sitelore_error(exc)
+            if found is not None:
+                return found
+    return None
