@@ -37,10 +37,14 @@ __all__ = [
     "Resolver",
     "Snapshots",
     "Store",
+    "SubFetch",
 ]
 
 #: Called by the fetcher before it requests each redirect target; raising stops the fetch.
 HopCheck = Callable[[str], Awaitable[None]]
+
+#: Fetches one sub-request of a rendered page (URL in, final response out).
+SubFetch = Callable[[str], Awaitable[Snapshot]]
 
 
 class Clock(Protocol):
@@ -98,8 +102,12 @@ class Renderer(Protocol):
     fetcher (the one egress path) and return the snapshot with the rendered body.
     """
 
-    async def render(self, snapshot: Snapshot) -> Snapshot:
-        """Return ``snapshot`` with its body replaced by the rendered DOM."""
+    async def render(self, snapshot: Snapshot, *, fetch: SubFetch | None = None) -> Snapshot:
+        """Return ``snapshot`` with its body replaced by the rendered DOM.
+
+        ``fetch`` serves each sub-request the page makes (the crawl passes one that
+        checks robots.txt and keeps the origin's spacing); raising aborts that request.
+        """
         ...
 
 

@@ -23,7 +23,7 @@ from playwright.async_api import Error as PlaywrightError
 
 from sitelore.errors import SiteloreError, UsageError
 from sitelore.models import Headers, Snapshot
-from sitelore.ports import Fetcher
+from sitelore.ports import Fetcher, SubFetch
 
 __all__ = ["PlaywrightRenderer", "find_chromium"]
 
@@ -85,6 +85,9 @@ class PlaywrightRenderer:
         self._playwright: Playwright | None = None
         self._browser: Browser | None = None
 
+    async def _fetch(self, url: str) -> Snapshot:
+        return await self._fetcher.fetch(url, max_bytes=self._max_bytes)
+
     async def __aenter__(self) -> Self:
         if self._executable is None:
             raise UsageError(
@@ -114,8 +117,13 @@ class PlaywrightRenderer:
         if self._playwright is not None:
             await self._playwright.stop()
 
-    async def render(self, snapshot: Snapshot) -> Snapshot:
-        """Return ``snapshot`` with its body replaced by the rendered DOM (UTF-8 HTML)."""
+    async def render(self, snapshot: Snapshot, *, fetch: SubFetch | None = None) -> Snapshot:
+        """Return ``snapshot`` with its body replaced by the rendered DOM (UTF-8 HTML).
+
+        ``fetch`` serves each sub-request (the crawl's: robots.txt, spacing); without
+        it the renderer's own fetcher is used. When it raises, that request is aborted.
+        """
+        sub_fetch = fetch or self._fetch
         if self._browser is None:
             raise RuntimeError("PlaywrightRenderer used outside 'async with'")
         context = await self._browser.new_context(
@@ -125,7 +133,8 @@ class PlaywrightRenderer:
         try:
             page = await context.new_page()
             await page.route(
-                "**/*", lambda route, request: self._serve(route, request, snapshot, budget)
+                "**/*",
+                lambda route, request: self._serve(route, request, snapshot, budget, sub_fetch),
             )
             try:
                 await page.goto(
@@ -147,7 +156,12 @@ class PlaywrightRenderer:
         return dataclasses.replace(snapshot, body=html.encode("utf-8"), headers=headers)
 
     async def _serve(
-        self, route: Route, request: Request, snapshot: Snapshot, budget: _Budget
+        self,
+        route: Route,
+        request: Request,
+        snapshot: Snapshot,
+        budget: _Budget,
+        fetch: SubFetch,
     ) -> None:
         if request.is_navigation_request() and request.url == snapshot.final_url and budget.first:
             budget.first = False
@@ -165,7 +179,7 @@ class PlaywrightRenderer:
             await route.abort()
             return
         try:
-            response = await self._fetcher.fetch(request.url, max_bytes=self._max_bytes)
+            response = await fetch(request.url)
         except (TimeoutError, SiteloreError) as exc:
             log.debug("render sub-request refused %s: %s", request.url, exc)
             await route.abort()

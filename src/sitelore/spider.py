@@ -34,6 +34,7 @@ from sitelore.convert import DocumentConverter
 from sitelore.errors import (
     ConversionError,
     FetchError,
+    FetchTimeoutError,
     HTTPStatusError,
     RobotsDeniedError,
     RobotsRefusedError,
@@ -345,6 +346,9 @@ class _Scheduler:
         self._scope = scope
         self._deadline = deadline
         self._origin_locks: dict[str, asyncio.Lock] = {}
+        # Rendered pages' own requests, one at a time per origin (the page's worker
+        # already holds that page's origin lock, so these take their own).
+        self._sub_request_locks: dict[str, asyncio.Lock] = {}
         self._wakeup = asyncio.Event()
         self._known_delays: set[str] = set()
         self._stopped = False
@@ -474,6 +478,30 @@ class _Scheduler:
             outcome = self._failed(item, snapshot, exc)
             return _Page(dataclasses.replace(outcome, change=kind, document_id=removed))
 
+    async def _fetch_sub_request(self, url: str) -> Snapshot:
+        """Fetch a rendered page's own request as politely as a page.
+
+        robots.txt first; then one at a time per origin, spaced by the origin's delay
+        from the end of the previous exchange.
+        """
+        spider = self._spider
+        if self._options.respect_robots and not await spider._robots.is_allowed(url):
+            raise RobotsDeniedError(url, "page resource disallowed by robots.txt")
+        key = origin(url)
+        lock = self._sub_request_locks.setdefault(key, asyncio.Lock())
+        async with lock:
+            if not await self._wait_turn(key):
+                raise FetchTimeoutError(url, "no time left before the crawl deadline")
+            try:
+                return await spider._fetcher.fetch(
+                    url,
+                    max_bytes=spider._limits.max_page_bytes,
+                    timeout=spider._limits.page_timeout_seconds,
+                    check_hop=self._check_hop,
+                )
+            finally:
+                self._politeness.record_request(key, spider._clock.monotonic())
+
     async def _check_hop(self, url: str) -> None:
         """Before each redirect hop: refuse it if robots.txt disallows it."""
         if self._options.respect_robots and not await self._spider._robots.is_allowed(url):
@@ -518,7 +546,8 @@ class _Scheduler:
             raise HTTPStatusError(final, f"HTTP {snapshot.status}", status=snapshot.status)
         if spider._renderer is not None and snapshot.content_type in _LINK_TYPES:
             # A rendered document is not a function of the captured bytes: never linked.
-            snapshot = dataclasses.replace(await spider._renderer.render(snapshot), capture=None)
+            rendered = await spider._renderer.render(snapshot, fetch=self._fetch_sub_request)
+            snapshot = dataclasses.replace(rendered, capture=None)
         document = spider._convert(snapshot.body, snapshot.content_type, final, snapshot.charset)
         document = apply_robots_tag(document, snapshot.headers, spider._robots_agent)
         links = self._links_to_follow(item, final, snapshot, document)
