@@ -49,6 +49,10 @@ eval: $(VENV)/.installed-dev
 bench: $(VENV)/.installed-bench
 	$(BIN)/python bench/run.py
 
+## bench-full: bench plus 10k-page runs (Scrapy included) and a 100k-page sitelore run (~25 min)
+bench-full: $(VENV)/.installed-bench
+	$(BIN)/python bench/run.py --full
+
 ## bench-scale: scale-out figures (1/2/4 workers on Redis + PostgreSQL; Redis bytes per URL)
 bench-scale: $(VENV)/.installed-bench
 	$(BIN)/python bench/scale_bench.py

@@ -44,6 +44,19 @@ async def crawl(
         return await runtime.crawl(seed, options)
 
 
+def _use_general_link_path() -> None:
+    """Make every base "unusable" for the fast join, so links resolve as before issue 8."""
+    from sitelore import links
+
+    original = links._Base.__init__
+
+    def unusable(self: links._Base, url: str) -> None:
+        original(self, url)
+        self.usable = False
+
+    setattr(links._Base, "__init__", unusable)  # noqa: B010 - a bench-only switch
+
+
 def main(argv: list[str] | None = None) -> int:
     """Crawl, then print the result line."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
@@ -55,7 +68,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--db-dir", default=None, help="where the SQLite file goes")
     parser.add_argument("--urls-out", default=None)
     parser.add_argument("--profile", default=None, help="write a pyinstrument report here")
+    parser.add_argument(
+        "--old-links",
+        action="store_true",
+        help="resolve every href with urljoin, no fast join, no cache (the 'before' of issue 8)",
+    )
     args = parser.parse_args(argv)
+    if args.old_links:
+        _use_general_link_path()
     # The request budget: pages plus the 404s, redirects and slack; the crawl ends by itself.
     budget = 2 * args.pages + 100
     with tempfile.TemporaryDirectory(dir=args.db_dir) as tmp:

@@ -3,6 +3,13 @@
 Everything runs on loopback: the fixture hosts listen on 127.0.0.1/.2/.3, PostgreSQL on
 127.0.0.1:5432 (a database created and dropped per use) and Redis on 127.0.0.1:6379
 (a unique key namespace per use, deleted afterwards).
+
+Every way in to a service (:func:`temp_database`, :func:`namespace_url`, or a test
+calling :func:`require_postgres` / :func:`require_redis` itself) first checks that the
+service answers. When it does not, the test is skipped with the reason, so a machine
+without PostgreSQL or Redis runs everything else; with ``CI=true`` in the environment
+the test fails instead, loudly: CI always has both services, so a missing one there is
+a broken pipeline, never a reason to skip.
 """
 
 from __future__ import annotations
@@ -12,6 +19,7 @@ import contextlib
 import dataclasses
 import itertools
 import os
+import socket
 import sys
 import time
 import uuid
@@ -19,16 +27,65 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import psycopg
+import pytest
 from aiohttp import web
 
-PG_ADMIN = "postgresql://postgres@127.0.0.1:5432/postgres"
-REDIS = "redis://127.0.0.1:6379/0"
+PG_HOST, PG_PORT = "127.0.0.1", 5432
+REDIS_HOST, REDIS_PORT = "127.0.0.1", 6379
+PG_ADMIN = f"postgresql://postgres@{PG_HOST}:{PG_PORT}/postgres"
+REDIS = f"redis://{REDIS_HOST}:{REDIS_PORT}/0"
 ADDRESSES = ("127.0.0.1", "127.0.0.2", "127.0.0.3")
+
+#: Probe results per (host, port): None when the service answered, else why not.
+_PROBED: dict[tuple[str, int], str | None] = {}
+
+
+def _probe(host: str, port: int, hello: bytes, expect: tuple[bytes, ...]) -> str | None:
+    """Connect, say ``hello`` and check the answer starts with one of ``expect``."""
+    try:
+        with socket.create_connection((host, port), timeout=3.0) as conn:
+            conn.sendall(hello)
+            answer = conn.recv(64)
+    except OSError as exc:
+        return f"{type(exc).__name__}: {exc}"
+    if not answer.startswith(expect):
+        return f"unexpected answer {answer[:20]!r}"
+    return None
+
+
+def require_service(
+    name: str, host: str, port: int, hello: bytes, expect: tuple[bytes, ...]
+) -> None:
+    """Skip the running test when ``name`` does not answer, or fail it when ``CI=true``."""
+    key = (host, port)
+    if key not in _PROBED:
+        _PROBED[key] = _probe(host, port, hello, expect)
+    reason = _PROBED[key]
+    if reason is None:
+        return
+    message = f"{name} is not reachable at {host}:{port} ({reason})"
+    if os.environ.get("CI", "").strip().lower() == "true":
+        pytest.fail(f"{message}; CI=true, and CI must provide {name}", pytrace=False)
+    pytest.skip(f"{message}; start it to run this test (CI=true makes this a failure)")
+
+
+def require_postgres() -> None:
+    """Skip (or, under CI, fail) the running test unless PostgreSQL answers on 5432."""
+    # An SSLRequest: any PostgreSQL answers one byte, "S" or "N".
+    require_service(
+        "PostgreSQL", PG_HOST, PG_PORT, b"\x00\x00\x00\x08\x04\xd2\x16\x2f", (b"S", b"N")
+    )
+
+
+def require_redis() -> None:
+    """Skip (or, under CI, fail) the running test unless Redis answers on 6379."""
+    require_service("Redis", REDIS_HOST, REDIS_PORT, b"PING\r\n", (b"+PONG", b"-NOAUTH"))
 
 
 @contextlib.contextmanager
 def temp_database() -> Iterator[str]:
     """Create an empty PostgreSQL database; yield its URL; drop it (even if still in use)."""
+    require_postgres()
     name = "sitelore_test_" + uuid.uuid4().hex[:12]
     with psycopg.connect(PG_ADMIN, autocommit=True) as admin:
         admin.execute(f"CREATE DATABASE {name}")  # name is ours: hex only
@@ -41,6 +98,7 @@ def temp_database() -> Iterator[str]:
 
 def namespace_url() -> tuple[str, str]:
     """A Redis frontier URL with a namespace no other test uses, and that namespace."""
+    require_redis()
     namespace = "sltest-" + uuid.uuid4().hex[:12]
     return f"{REDIS}?namespace={namespace}", namespace
 

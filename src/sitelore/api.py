@@ -8,6 +8,8 @@ calls :mod:`sitelore.service`, the store or the job manager, and shapes the answ
   from one table (:data:`STATUS_OF`); validation errors name the field.
 * The operator's hard caps apply to every request: larger asks are clamped and the
   answer's ``clamped`` says so. Private addresses are a server setting, never a field.
+  Politeness stays the operator's (:class:`~sitelore.wire.RemotePolicy`): robots.txt
+  cannot be switched off, delay only raised, render asked for only where allowed.
 * With an API key every route but ``/healthz`` and ``/openapi.json`` needs
   ``Authorization: Bearer <key>``; bodies are capped (:class:`~sitelore.asgi_guard.RequestGuard`).
 """
@@ -17,8 +19,9 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import weakref
 from collections.abc import AsyncIterator, Mapping
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 from fastapi import FastAPI, Header, Query, Request, Response
 from fastapi.exceptions import RequestValidationError
@@ -42,9 +45,10 @@ from sitelore.errors import (
     SiteloreError,
     StoreError,
     UsageError,
+    first_sitelore_error,
 )
 from sitelore.jobs import CrawlSlots, Job, JobManager
-from sitelore.models import Limits
+from sitelore.models import CrawlOptions, Limits
 from sitelore.wire import (
     CrawlJobRequest,
     CrawlResult,
@@ -56,6 +60,8 @@ from sitelore.wire import (
     Health,
     Hit,
     JobOut,
+    RemoteOptionError,
+    RemotePolicy,
     SearchResult,
     SubmitRequest,
     annotate_request_schema,
@@ -97,7 +103,12 @@ def status_of(error_class: type[BaseException]) -> tuple[int, str]:
 
 
 def error_detail(exc: BaseException) -> tuple[int, ErrorDetail]:
-    """The status and JSON detail of any error a route can raise."""
+    """The status and JSON detail of any error a route can raise.
+
+    An exception group (a task group's failure) answers as the first sitelore error
+    among its leaves, when it holds one.
+    """
+    exc = first_sitelore_error(exc) or exc
     if isinstance(exc, service.PageFailedError):
         status, _ = status_of(exc.error_class)
         url_error = issubclass(exc.error_class, _URL_ERRORS)
@@ -110,7 +121,7 @@ def error_detail(exc: BaseException) -> tuple[int, ErrorDetail]:
     kind = exc.kind
     return status, ErrorDetail(
         code=str(kind) if kind is not None else code,
-        message=str(exc) or type(exc).__name__,
+        message=service.remote_message(exc) or type(exc).__name__,
         field="url" if isinstance(exc, _URL_ERRORS) else None,
     )
 
@@ -132,13 +143,25 @@ def _validation_detail(exc: RequestValidationError) -> tuple[int, ErrorDetail]:
     return 422, ErrorDetail(code="validation", message=message, field=field)
 
 
+_Request = TypeVar("_Request", bound=SubmitRequest)
+
+
+def _admit(remote: RemotePolicy, body: _Request) -> tuple[CrawlOptions, _Request]:
+    """The operator's rules on a request body; a refused option is a 422 naming it."""
+    try:
+        return remote.admit(body)
+    except RemoteOptionError as exc:
+        error = {"type": "value_error", "loc": ("body", exc.field), "msg": exc.reason}
+        raise RequestValidationError([error]) from exc
+
+
 _ERRORS: dict[int | str, dict[str, Any]] = {
     status: {"model": ErrorBody, "description": description}
     for status, description in (
         (400, "Bad request: a refused or malformed URL, robots.txt refuses the start URL."),
         (401, "Missing or wrong API key (only when the server has one)."),
         (413, "Request body too large."),
-        (422, "A field is invalid or unknown; the error names it."),
+        (422, "A field is invalid, unknown, or only the operator may set it; the error names it."),
         (429, "Too many crawls running; try again later."),
     )
 }
@@ -156,9 +179,12 @@ _NOT_FOUND: dict[int | str, dict[str, Any]] = {
 class _SiteloreAPI(FastAPI):
     """FastAPI whose OpenAPI document shows this server's hard caps and auth."""
 
-    def __init__(self, *, limits: Limits, secured: bool, **kwargs: Any) -> None:
+    def __init__(
+        self, *, limits: Limits, remote: RemotePolicy, secured: bool, **kwargs: Any
+    ) -> None:
         super().__init__(**kwargs)
         self._limits = limits
+        self._remote = remote
         self._secured = secured
 
     def openapi(self) -> dict[str, Any]:
@@ -174,7 +200,7 @@ class _SiteloreAPI(FastAPI):
         schemas = schema.get("components", {}).get("schemas", {})
         for name, body in schemas.items():
             if name.split("-")[0] in ("SubmitRequest", "CrawlJobRequest"):
-                annotate_request_schema(body, self._limits)
+                annotate_request_schema(body, self._limits, self._remote)
         if self._secured:
             schema.setdefault("components", {})["securitySchemes"] = {
                 "bearerAuth": {"type": "http", "scheme": "bearer"}
@@ -191,6 +217,7 @@ def create_app(
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     max_active_crawls: int = 4,
     max_kept_jobs: int = 100,
+    remote: RemotePolicy | None = None,
 ) -> FastAPI:
     """Build the REST app over ``runtime`` (which the caller opens and closes).
 
@@ -200,8 +227,11 @@ def create_app(
         max_body_bytes: larger request bodies are answered 413.
         max_active_crawls: crawls at once (synchronous and jobs); more answer 429.
         max_kept_jobs: finished crawl jobs remembered for GET.
+        remote: what callers may change about politeness (default: robots.txt always
+            obeyed, delay at least 1 s, no rendering).
     """
     limits = runtime.settings.limits
+    remote = remote or RemotePolicy()
     jobs = JobManager(
         runtime.open_crawl,
         limits=limits,
@@ -219,6 +249,7 @@ def create_app(
 
     app = _SiteloreAPI(
         limits=limits,
+        remote=remote,
         secured=api_key is not None,
         title="sitelore",
         version=__version__,
@@ -235,8 +266,8 @@ def create_app(
         RequestGuard, api_key=api_key, max_body_bytes=max_body_bytes, open_paths=_OPEN_PATHS
     )
     _add_error_handlers(app)
-    _add_document_routes(app, runtime, jobs)
-    _add_job_routes(app, runtime, jobs)
+    _add_document_routes(app, runtime, jobs, remote)
+    _add_job_routes(app, runtime, jobs, remote)
     return app
 
 
@@ -266,7 +297,9 @@ def _add_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(Exception, on_crash)
 
 
-def _add_document_routes(app: FastAPI, runtime: Runtime, jobs: JobManager) -> None:
+def _add_document_routes(
+    app: FastAPI, runtime: Runtime, jobs: JobManager, remote: RemotePolicy
+) -> None:
     store = runtime.store
 
     @app.get("/healthz", tags=["service"])
@@ -287,10 +320,11 @@ def _add_document_routes(app: FastAPI, runtime: Runtime, jobs: JobManager) -> No
         Without ``spider`` the answer is the stored document; with it, the crawl summary.
         Options above this server's hard caps are clamped; ``clamped`` lists them.
         """
+        asked, admitted = _admit(remote, body)
         async with jobs.slots.admit():
-            summary = await service.submit(runtime, body)
+            summary = await service.submit(runtime, admitted)
         if body.spider:
-            return CrawlResult.from_summary(summary, body.crawl_options())
+            return CrawlResult.from_summary(summary, asked)
         return DocumentOut.from_stored(await service.single_document(store, summary))
 
     @app.get(f"{API_PREFIX}/documents", responses=_ERRORS, tags=["documents"])
@@ -338,16 +372,22 @@ def _add_document_routes(app: FastAPI, runtime: Runtime, jobs: JobManager) -> No
         return SearchResult(query=q, hits=[Hit.from_hit(hit) for hit in hits])
 
 
-def _add_job_routes(app: FastAPI, runtime: Runtime, jobs: JobManager) -> None:
+def _add_job_routes(app: FastAPI, runtime: Runtime, jobs: JobManager, remote: RemotePolicy) -> None:
+    # What each job's caller asked, where the operator's rules changed it (forgotten
+    # with the job).
+    asked_of: weakref.WeakKeyDictionary[Job, CrawlOptions] = weakref.WeakKeyDictionary()
+
     def shape(job: Job) -> JobOut:
         error = None if job.error is None else error_detail(job.error)[1]
-        return JobOut.from_job(job, base=_CRAWLS, error=error)
+        return JobOut.from_job(job, base=_CRAWLS, error=error, requested=asked_of.get(job))
 
     @app.post(_CRAWLS, status_code=202, responses=_ERRORS, tags=["crawls"])
     async def start_crawl(body: CrawlJobRequest, response: Response) -> JobOut:
         """Start a crawl in the background; follow it at ``links.self`` or ``links.events``."""
+        asked, admitted = _admit(remote, body)
         runtime.check_url(body.url)
-        job = jobs.start(body.url, body.crawl_options())
+        job = jobs.start(admitted.url, admitted.crawl_options())
+        asked_of[job] = asked
         response.headers["location"] = f"{_CRAWLS}/{job.id}"
         return shape(job)
 

@@ -12,14 +12,21 @@ import contextlib
 from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from types import TracebackType
-from typing import Self, TextIO
+from typing import Protocol, Self, TextIO, runtime_checkable
 
 from sitelore.clock import SystemClock
 from sitelore.config import Settings
 from sitelore.errors import ArchiveError, ConfigError, UsageError
 from sitelore.fetcher import HttpFetcher
 from sitelore.guard import AddressPolicy, check_url, parse_resolve_entry
-from sitelore.models import CaptureRef, CrawlOptions, CrawlSummary, Snapshot, SnapshotMode
+from sitelore.models import (
+    CaptureRef,
+    CrawlOptions,
+    CrawlSummary,
+    Snapshot,
+    SnapshotMode,
+    clamped_options,
+)
 from sitelore.ports import (
     CaptureLinks,
     Clock,
@@ -47,7 +54,7 @@ from sitelore.spider import CrawlRun, Spider
 from sitelore.store import open_store
 from sitelore.urls import normalize_url
 
-__all__ = ["Runtime"]
+__all__ = ["Runtime", "resolve_problem"]
 
 
 class Runtime:
@@ -60,6 +67,8 @@ class Runtime:
 
     Each crawl gets its own fetcher session and robots policy; the store lives as
     long as the runtime. A store passed in is not closed by the runtime.
+    ``create_store=False`` (commands that only read) never creates a store: a
+    location without one raises ``NoStoreError`` on first use.
     """
 
     def __init__(
@@ -69,8 +78,10 @@ class Runtime:
         store: Store | None = None,
         resolver: Resolver | None = None,
         clock: Clock | None = None,
+        create_store: bool = True,
     ) -> None:
         self.settings = settings
+        self._create_store = create_store
         self.clock: Clock = clock or SystemClock()
         self.policy = AddressPolicy(settings.allow_private)
         self._overrides = _resolve_overrides(settings.resolve)
@@ -99,8 +110,20 @@ class Runtime:
     def store(self) -> Store:
         """The document store, opened (and migrated) on first use."""
         if self._store is None:
-            self._store = open_store(self.settings.store)
+            self._store = open_store(self.settings.store, create=self._create_store)
         return self._store
+
+    async def _checked_store(self) -> Store:
+        """The store, checked before a crawl fetches anything.
+
+        An unusable location or an unreachable database fails here, as itself
+        (exit 78), not as the first page's upsert inside the crawl's task group. A new
+        SQLite file is still only created by the first write.
+        """
+        store = self.store
+        if isinstance(store, _Connects):
+            await store.open()
+        return store
 
     def check_url(self, url: str) -> str:
         """Refuse a URL before any I/O (bad form, credentials, refused literal address).
@@ -149,7 +172,8 @@ class Runtime:
         outcome instead of raising.
         """
         self.check_url(seed)
-        applied, notes = options.clamp(self.settings.limits)
+        store = await self._checked_store()
+        applied, _ = options.clamp(self.settings.limits)
         limits = self.settings.limits
         deadline = self.clock.monotonic() + applied.deadline_seconds
         mode = snapshots or LiveSnapshots()
@@ -192,7 +216,7 @@ class Runtime:
             )
             spider = Spider(
                 fetcher=fetcher,
-                store=self.store,
+                store=store,
                 robots=robots,
                 clock=self.clock,
                 limits=limits,
@@ -204,7 +228,7 @@ class Runtime:
                 paced=mode.mode is not SnapshotMode.REPLAY,
             )
             run = spider.crawl(seed, applied, deadline=deadline)
-            run.summary.clamped = notes
+            run.summary.clamped = tuple(clamped_options(options, applied))
             if refusal is not None:
                 run.refuse(refusal)
             async with run:
@@ -250,6 +274,15 @@ class Runtime:
         )
 
 
+@runtime_checkable
+class _Connects(Protocol):
+    """A store that connects on demand and can be told to now (PostgreSQL)."""
+
+    async def open(self) -> None:
+        """Connect (and migrate); raise ConfigError when the database is unreachable."""
+        ...
+
+
 class _NoArchive:
     """The fetcher of a crawl whose archive could not be opened: every fetch fails."""
 
@@ -288,11 +321,21 @@ def _renderer(
 
 
 def _resolve_overrides(entries: tuple[str, ...]) -> dict[tuple[str, int], str]:
+    """The settings' ``resolve`` entries as a map; a malformed one is a ConfigError.
+
+    The CLI has already refused a bad ``--resolve`` flag (exit 2) and a bad entry of
+    the settings file (naming it); this is the backstop for settings built in code.
+    """
     overrides: dict[tuple[str, int], str] = {}
     for entry in entries:
         try:
             host, port, address = parse_resolve_entry(entry)
-        except (UsageError, ConfigError, ValueError) as exc:
-            raise ConfigError(f"--resolve {entry!r}: {exc}") from exc
+        except UsageError as exc:  # its message names the entry already
+            raise ConfigError(f"settings: resolve {resolve_problem(exc)}") from exc
         overrides[(host, port)] = address
     return overrides
+
+
+def resolve_problem(exc: UsageError) -> str:
+    """What is wrong with a ``--resolve`` entry, without the flag's name: ``'x': why``."""
+    return str(exc).removeprefix("--resolve ")

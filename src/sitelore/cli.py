@@ -2,8 +2,9 @@
 
 A thin edge over :class:`~sitelore.bootstrap.Runtime`. Every error a user can cause
 ends as one line on stderr naming the input and the reason, with the exit code of its
-class (2 usage, 78 config, 70 internal, 1 when the one page asked for failed); a
-traceback only with ``--debug``.
+class (2 usage, 78 config, 70 internal); a traceback only with ``--debug``. Click's
+own usage errors (unknown option, bad value, missing argument) are reported the same
+way, and a page that fails (``fetch`` of a 404) is an outcome, reported with exit 0.
 """
 
 from __future__ import annotations
@@ -28,15 +29,23 @@ from sitelore.cli_common import (
     UserAgentOpt,
     app,
     crawl_options,
+    debugging,
     err_console,
     hit_json,
+    invocation,
     load_cli_settings,
     out_console,
     print_json,
     run_async,
     setup_logging,
 )
-from sitelore.cli_output import CrawlProgress, print_documents, print_hits, print_summary
+from sitelore.cli_output import (
+    CrawlProgress,
+    print_documents,
+    print_hits,
+    print_summary,
+    print_warnings,
+)
 from sitelore.cli_scale import FrontierOpt, enqueue_command
 from sitelore.config import Settings
 from sitelore.demo_site import bundled_site_path, serve_site
@@ -44,9 +53,11 @@ from sitelore.errors import (
     EXIT_CONFIG,
     EXIT_INTERNAL,
     EXIT_OK,
+    EXIT_USAGE,
     ErrorKind,
     SiteloreError,
     UsageError,
+    first_sitelore_error,
 )
 from sitelore.models import CrawlOptions, CrawlSummary
 from sitelore.spider import CrawlRun
@@ -180,7 +191,7 @@ def crawl(
         setup_logging(debug, progress=False)
         enqueue_command(settings, url, options, frontier, as_json=as_json)
         return
-    show_progress = err_console.is_terminal and not debug
+    show_progress = err_console.is_terminal and not debugging(debug)
     setup_logging(debug, progress=show_progress)
     summary = run_async(
         _crawl(
@@ -197,8 +208,7 @@ def crawl(
         print_json(summary.to_json())
     else:
         print_summary(out_console, summary)
-    for warning in summary.warnings:
-        err_console.print(f"warning: {warning}")
+    print_warnings(err_console, summary)
     if any(p.error and p.error.kind is ErrorKind.INVALID_CONFIG for p in summary.pages):
         raise typer.Exit(EXIT_CONFIG)
 
@@ -215,22 +225,29 @@ def fetch(
     as_json: JsonOpt = False,
     debug: DebugOpt = False,
 ) -> None:
-    """Fetch one page (no link following), convert it and store it."""
+    """Fetch one page (no link following), convert it and store it.
+
+    A page that fails (a 404, a timeout) is reported, on stderr and in the --json
+    outcome's error, and the command still exits 0: the fetch ran.
+    """
     settings = load_cli_settings(
         config=config, db=db, user_agent=user_agent, allow_private=allow_private, resolve=resolve
     )
     options = CrawlOptions(max_pages=1, max_depth=0, respect_robots=not no_robots, concurrency=1)
-    setup_logging(debug, progress=False)
+    setup_logging(debug, progress=False, quiet=True)
     summary = run_async(_crawl(settings, url, options, show_progress=False))
     page = summary.pages[0] if summary.pages else None
     if as_json:
         print_json(page.to_json() if page else None)
     elif page is not None and page.error is None:
         out_console.print(f"stored {page.document_id}  {page.title}  {page.final_url}")
-    if page is None or page.error is not None:
-        reason = page.error.message if page and page.error else "nothing was fetched"
-        err_console.print(f"sitelore: error: {reason}")
-        raise typer.Exit(1)
+    if page is None:
+        reason = summary.truncated_reason or "no request was made"
+        err_console.print(f"sitelore: not fetched ({reason}): {summary.seed}", markup=False)
+    elif page.error is not None:
+        err_console.print(
+            f"sitelore: failed ({page.error.kind}): {page.error.message}", markup=False
+        )
 
 
 # --- reading the store -----------------------------------------------------------------
@@ -249,7 +266,7 @@ def search(
     settings = load_cli_settings(config=config, db=db)
 
     async def go() -> list[Any]:
-        async with Runtime(settings) as runtime:
+        async with Runtime(settings, create_store=False) as runtime:
             return await runtime.store.search(query, limit=limit)
 
     hits = run_async(go())
@@ -272,7 +289,7 @@ def list_documents(
     settings = load_cli_settings(config=config, db=db)
 
     async def go() -> tuple[int, list[Any]]:
-        async with Runtime(settings) as runtime:
+        async with Runtime(settings, create_store=False) as runtime:
             store = runtime.store
             return await store.count(), await store.list(limit=limit, offset=offset)
 
@@ -308,7 +325,7 @@ def show(
     settings = load_cli_settings(config=config, db=db)
 
     async def go() -> Any:
-        async with Runtime(settings) as runtime:
+        async with Runtime(settings, create_store=False) as runtime:
             return await runtime.store.get(id_or_url), await runtime.capture_of(id_or_url)
 
     doc, capture = run_async(go())
@@ -377,6 +394,7 @@ def demo(
         print_json({"crawl": summary.to_json(), "search": [hit_json(h) for h in hits]})
         return
     print_summary(out_console, summary)
+    print_warnings(err_console, summary)
     print_hits(out_console, query, hits)
     out_console.print(f"\nstore: {db}   try: sitelore search --db {db} 'install'")
 
@@ -399,32 +417,79 @@ def main(argv: Sequence[str] | None = None) -> None:
     """Run the CLI and exit with the code of what happened."""
     args = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in args
-    sys.exit(_invoke(args, debug=debug))
+    sys.exit(_invoke(args or ["--help"], debug=debug))
+
+
+# The root of click's errors (usage errors, bad values, missing arguments, files that
+# will not open: all about the arguments, so exit 2), reached through the public
+# ``typer.BadParameter``: Typer vendors click under a private module path.
+_CLICK_ERROR: type[Exception] = next(
+    (k for k in typer.BadParameter.__mro__ if k.__name__ == "ClickException"),
+    typer.BadParameter,
+)
+_INTERRUPTED = 130
+_PINNED = frozenset({EXIT_OK, EXIT_USAGE, EXIT_CONFIG, EXIT_INTERNAL, _INTERRUPTED})
 
 
 def _invoke(args: list[str], *, debug: bool) -> int:
-    # Typer handles its own usage errors (exit 2) and help in standalone mode; our
-    # errors propagate out of it and are mapped here.
+    """Run the app on ``args`` and return the pinned exit code of what happened.
+
+    Outside standalone mode click raises its usage errors instead of printing its
+    three-line usage block, and returns the code of ``--help`` (0) or of a
+    ``typer.Exit``; each error becomes one line here.
+    """
     try:
-        app(args=args, prog_name="sitelore", standalone_mode=True)
+        with invocation():
+            code = app(args=args, prog_name="sitelore", standalone_mode=False)
+    except _CLICK_ERROR as exc:
+        return _fail_usage(exc)
+    except (typer.Abort, KeyboardInterrupt):
+        code = _INTERRUPTED
     except SystemExit as exc:
-        return exc.code if isinstance(exc.code, int) else (EXIT_OK if exc.code is None else 1)
-    except KeyboardInterrupt:
-        err_console.print("interrupted: pages stored so far are kept")
-        return 130
+        return _system_exit(exc, debug=debug)
     except SiteloreError as exc:
         return _fail(exc, exc.exit_code, debug=debug)
+    except BaseExceptionGroup as group:  # raised inside a task group: report what it holds
+        first = first_sitelore_error(group)
+        if first is None:
+            return _fail(group, EXIT_INTERNAL, debug=debug, internal=True)
+        return _fail(first, first.exit_code, debug=debug)
     except Exception as exc:  # noqa: BLE001 - the last line of defence: one line, exit 70
         return _fail(exc, EXIT_INTERNAL, debug=debug, internal=True)
-    return EXIT_OK
+    if code == _INTERRUPTED:  # Ctrl-C: typer turns KeyboardInterrupt into Exit(130)
+        err_console.print("interrupted: pages stored so far are kept")
+    return code if isinstance(code, int) else EXIT_OK
+
+
+def _system_exit(exc: SystemExit, *, debug: bool) -> int:
+    """The pinned code for a ``sys.exit`` from inside the app."""
+    if exc.code is None or isinstance(exc.__context__, BrokenPipeError):
+        return EXIT_OK  # typer exits 1 when the reader closed stdout (``| head``): it ran
+    if isinstance(exc.code, int) and exc.code in _PINNED:
+        return exc.code
+    return _fail(RuntimeError(f"exit status {exc.code}"), EXIT_INTERNAL, debug=debug, internal=True)
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _fail_usage(exc: Exception) -> int:
+    """Click's usage error as one line naming the option, with where to find help."""
+    message = _one_line(getattr(exc, "format_message", exc.__str__)())
+    ctx = getattr(exc, "ctx", None)
+    hint = f" (see: {ctx.command_path} --help)" if ctx is not None else ""
+    sys.stderr.write(f"sitelore: error: {message}{hint}\n")
+    return EXIT_USAGE
 
 
 def _fail(exc: BaseException, code: int, *, debug: bool, internal: bool = False) -> int:
     if debug:
         err_console.print_exception(show_locals=False)
-    prefix = "internal error" if internal else "error"
-    message = str(exc) or type(exc).__name__
-    sys.stderr.write(f"sitelore: {prefix}: {message}\n")
-    if internal and not debug:
-        sys.stderr.write("sitelore: run again with --debug for a traceback\n")
+    message = _one_line(str(exc)) or type(exc).__name__
+    if internal:
+        hint = "" if debug else " (run again with --debug for a traceback)"
+        sys.stderr.write(f"sitelore: internal error: {message}{hint}\n")
+    else:
+        sys.stderr.write(f"sitelore: error: {message}\n")
     return code

@@ -2,17 +2,22 @@
 
 Feature commands live in their own ``cli_*`` modules and register on :data:`app`
 through a ``register(app)`` function that ``cli`` calls; they import from here, never
-from ``cli`` (which would be a cycle).
+from ``cli`` (which would be a cycle). ``--config`` and ``--debug`` are also accepted
+before the command name (``sitelore --config F sources``); the app's callback keeps
+them for :func:`global_options`, and a command's own flag wins over them.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import contextvars
+import dataclasses
 import json
 import logging
 import os
 import sys
-from collections.abc import Coroutine, Sequence
+from collections.abc import Coroutine, Iterator, Sequence
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
@@ -20,8 +25,10 @@ import typer
 from pydantic import ValidationError
 from rich.console import Console
 
+from sitelore.bootstrap import resolve_problem
 from sitelore.config import Settings, load_settings
 from sitelore.errors import ConfigError, UsageError
+from sitelore.guard import parse_resolve_entry
 from sitelore.models import CrawlOptions, SearchHit
 
 __all__ = [
@@ -29,14 +36,18 @@ __all__ = [
     "ConfigOpt",
     "DbOpt",
     "DebugOpt",
+    "GlobalOptions",
     "JsonOpt",
     "NoRobotsOpt",
     "ResolveOpt",
     "UserAgentOpt",
     "app",
     "crawl_options",
+    "debugging",
     "err_console",
+    "global_options",
     "hit_json",
+    "invocation",
     "load_cli_settings",
     "out_console",
     "print_json",
@@ -47,10 +58,11 @@ __all__ = [
 
 T = TypeVar("T")
 
+# ``sitelore`` alone shows the help: ``cli.main`` asks for ``--help`` then, so no
+# ``no_args_is_help`` here (click reports that as a usage error, on stderr).
 app = typer.Typer(
     name="sitelore",
     help="Turn documentation sites into a local, searchable Markdown store, politely and safely.",
-    no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
@@ -86,6 +98,46 @@ UserAgentOpt = Annotated[
 ]
 NoRobotsOpt = Annotated[bool, typer.Option("--no-robots", help="Do not fetch or obey robots.txt.")]
 
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class GlobalOptions:
+    """``--config`` and ``--debug`` given before the command name."""
+
+    config: Path | None = None
+    debug: bool = False
+
+
+_NO_GLOBALS = GlobalOptions()
+#: This invocation's global options (set by the app's callback, before each command).
+_globals: contextvars.ContextVar[GlobalOptions] = contextvars.ContextVar("sitelore_globals")
+
+
+def global_options() -> GlobalOptions:
+    """The ``--config`` / ``--debug`` given before the command name in this invocation."""
+    return _globals.get(_NO_GLOBALS)
+
+
+@contextlib.contextmanager
+def invocation() -> Iterator[None]:
+    """One run of the app: global options set inside do not outlive it."""
+    token = _globals.set(_NO_GLOBALS)
+    try:
+        yield
+    finally:
+        _globals.reset(token)
+
+
+@app.callback()
+def _global(config: ConfigOpt = None, debug: DebugOpt = False) -> None:
+    """Turn documentation sites into a local, searchable Markdown store, politely and safely."""
+    _globals.set(GlobalOptions(config=config, debug=debug))
+
+
+def debugging(debug: bool) -> bool:
+    """True when ``--debug`` was given, after the command name or before it."""
+    return debug or global_options().debug
+
+
 _FLAG_OF_FIELD = {
     "max_pages": "--max-pages",
     "maxPages": "--max-pages",
@@ -100,13 +152,23 @@ _FLAG_OF_FIELD = {
 }
 
 
+_FLAG_OF_SETTING = {
+    "store": "--db",
+    "user_agent": "--user-agent",
+    "allow_private": "--allow-private",
+    "resolve": "--resolve",
+}
+
+
 def _from_env() -> bool:
     return bool(os.environ.get("SITELORE_CONFIG"))
 
 
 def settings_path(config: Path | None) -> Path | None:
-    """The settings file of a command: ``--config``, else ``SITELORE_CONFIG``, else
-    ``./sitelore.toml`` when it exists (None: defaults only)."""
+    """The settings file of a command: ``--config`` (after the command name, else
+    before it), else ``SITELORE_CONFIG``, else ``./sitelore.toml`` when it exists
+    (None: defaults only)."""
+    config = config if config is not None else global_options().config
     if config is not None:
         return config
     if _from_env():
@@ -123,7 +185,12 @@ def load_cli_settings(
     allow_private: Sequence[str] | None = None,
     resolve: Sequence[str] | None = None,
 ) -> Settings:
-    """Settings for a command: defaults < settings file < environment < flags."""
+    """Settings for a command: defaults < settings file < environment < flags.
+
+    Flags are validated with the rest (a bad one is a UsageError naming it); the
+    ``--resolve`` entries are parsed here too, so a bad flag exits 2 and a bad entry
+    of the settings file 78 naming the file.
+    """
     path = settings_path(config)
     text = None
     if path is not None:
@@ -131,13 +198,23 @@ def load_cli_settings(
             text = path.read_text(encoding="utf-8")
         except OSError as exc:
             raise ConfigError(f"{path}: cannot read settings file: {exc.strerror}") from exc
-    base = load_settings(text, source=str(path or "settings"), environ=os.environ)
+    source = str(path or "settings")
+    base = load_settings(text, source=source, environ=os.environ)
+    for entry in base.resolve:
+        try:
+            parse_resolve_entry(entry)
+        except UsageError as exc:
+            raise ConfigError(f"{source}: resolve {resolve_problem(exc)}") from exc
+    for entry in resolve or ():
+        parse_resolve_entry(entry)  # UsageError naming --resolve and the entry
     overrides: dict[str, Any] = {"store": db, "user_agent": user_agent}
     if allow_private:
         overrides["allow_private"] = (*base.allow_private, *allow_private)
     if resolve:
         overrides["resolve"] = (*base.resolve, *resolve)
-    return base.model_copy(update={k: v for k, v in overrides.items() if v is not None})
+    return load_settings(
+        text, source=source, environ=os.environ, overrides=overrides, flags=_FLAG_OF_SETTING
+    )
 
 
 def crawl_options(**values: Any) -> CrawlOptions:
@@ -155,9 +232,16 @@ def run_async(coro: Coroutine[Any, Any, T]) -> T:
     return asyncio.run(coro)
 
 
-def setup_logging(debug: bool, *, progress: bool) -> None:
-    """Log lines to stderr: INFO per page off a terminal, WARNING under a progress bar."""
-    level = logging.DEBUG if debug else (logging.WARNING if progress else logging.INFO)
+def setup_logging(debug: bool, *, progress: bool, quiet: bool = False) -> None:
+    """Log lines to stderr: INFO per page off a terminal, WARNING under a progress bar.
+
+    ``quiet`` (one-page commands, whose result says it all): WARNING too. ``--debug``
+    (either placement) logs everything.
+    """
+    if debugging(debug):
+        level = logging.DEBUG
+    else:
+        level = logging.WARNING if progress or quiet else logging.INFO
     logging.basicConfig(
         level=level,
         stream=sys.stderr,

@@ -9,12 +9,16 @@ from collections.abc import Sequence
 from types import TracebackType
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from sitelore.models import CrawlSummary, PageOutcome, SearchHit, StoredDocument
 
-__all__ = ["CrawlProgress", "print_documents", "print_hits", "print_summary"]
+__all__ = ["CrawlProgress", "print_documents", "print_hits", "print_summary", "print_warnings"]
+
+#: The status column of a redirect that landed on a page already fetched.
+REDIRECT_DUPLICATE = "→"
 
 
 class CrawlProgress:
@@ -74,20 +78,29 @@ def _short(url: str, width: int = 60) -> str:
 
 
 def print_summary(console: Console, summary: CrawlSummary) -> None:
-    """Print what a crawl did: pages, errors by page, skips by reason, truncation."""
+    """Print what a crawl did: pages, errors by page, skips by reason, clamped options.
+
+    Truncation is left to :func:`print_warnings` (said once, on stderr). A redirect
+    onto a page the crawl already fetched shows as ``→`` with where it went.
+    """
     table = Table(title=f"crawl of {summary.seed}", show_lines=False)
     table.add_column("depth", justify="right")
     table.add_column("status", justify="right")
     table.add_column("url")
     table.add_column("title / error")
     for page in summary.pages:
-        detail = (
-            f"[red]{page.error.kind}[/red]: {page.error.message}"
-            if page.error
-            else (page.title or "")
-        )
+        url = page.final_url or page.url
         status = "" if page.status is None else str(page.status)
-        table.add_row(str(page.depth), status, page.final_url or page.url, detail)
+        if page.error is not None:
+            detail = f"[red]{page.error.kind}[/red]: {escape(page.error.message)}"
+        elif page.redirect_duplicate:
+            url, status = page.url, REDIRECT_DUPLICATE
+            detail = (
+                f"[dim]redirect to an already-fetched page: {escape(page.final_url or '')}[/dim]"
+            )
+        else:
+            detail = escape(page.title or "")
+        table.add_row(str(page.depth), status, escape(url), detail)
     console.print(table)
     skipped = ", ".join(f"{reason} {n}" for reason, n in sorted(summary.skipped.items())) or "none"
     console.print(
@@ -95,13 +108,21 @@ def print_summary(console: Console, summary: CrawlSummary) -> None:
         f"errors {summary.errors}, skipped: {skipped}, "
         f"elapsed {summary.elapsed_ms / 1000:.1f}s"
     )
-    if summary.truncated:
-        console.print(
-            f"[yellow]truncated ({summary.truncated_reason}): "
-            f"{summary.unfetched} discovered URLs not fetched[/yellow]"
-        )
     for note in summary.clamped:
-        console.print(f"[yellow]{note}[/yellow]")
+        console.print(f"[yellow]{escape(str(note))}[/yellow]")
+
+
+def print_warnings(console: Console, summary: CrawlSummary) -> None:
+    """Print a crawl's warnings, one ``warning:`` line each; truncation exactly once."""
+    warnings = list(summary.warnings)
+    reason = summary.truncated_reason or ""
+    if summary.truncated and not any(reason in warning for warning in warnings):
+        warnings.append(
+            f"stopped at {reason or 'a limit'}; "
+            f"{summary.unfetched} discovered URLs were not fetched"
+        )
+    for warning in warnings:
+        console.print(f"warning: {warning}", markup=False)
 
 
 def print_hits(console: Console, query: str, hits: Sequence[SearchHit]) -> None:

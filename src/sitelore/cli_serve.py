@@ -3,6 +3,8 @@
 Each command builds one Runtime from the operator's settings (file, environment,
 flags), refuses to listen beyond loopback without an API key, and runs the app under
 uvicorn on a socket it bound itself (so a busy port is a one-line error, exit 78).
+Politeness is the operator's too: ``--delay`` is the least delay a request gets and
+``--allow-render`` lets requests ask for rendering; robots.txt is always obeyed.
 :func:`running_server` is also what the tests use to serve an app on 127.0.0.1.
 """
 
@@ -39,6 +41,7 @@ from sitelore.cli_common import (
 from sitelore.config import Settings
 from sitelore.errors import ConfigError, UsageError
 from sitelore.models import Limits
+from sitelore.wire import DEFAULT_DELAY, RemotePolicy
 
 __all__ = ["RunningServer", "register", "running_server"]
 
@@ -73,6 +76,31 @@ CapDepthOpt = Annotated[
     int | None,
     typer.Option("--cap-max-depth", help="Hard cap on depth per request (default: settings)."),
 ]
+
+RemoteDelayOpt = Annotated[
+    float,
+    typer.Option(
+        "--delay",
+        min=0,
+        max=60,
+        help="Seconds between requests to one origin: the default for requests, and the "
+        "least they may ask for (smaller asks are raised to it).",
+    ),
+]
+AllowRenderOpt = Annotated[
+    bool,
+    typer.Option(
+        "--allow-render",
+        help="Let requests ask for render: true (headless Chromium; the render extra).",
+    ),
+]
+
+
+def _remote(delay: float, allow_render: bool) -> RemotePolicy:
+    """The operator's rules for remote requests; rendering needs the render extra."""
+    if allow_render:
+        _need("playwright", "render")
+    return RemotePolicy(delay=delay, allow_render=allow_render)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -192,6 +220,8 @@ def serve(
     max_body_bytes: MaxBodyOpt = DEFAULT_MAX_BODY_BYTES,
     cap_max_pages: CapPagesOpt = None,
     cap_max_depth: CapDepthOpt = None,
+    delay: RemoteDelayOpt = DEFAULT_DELAY,
+    allow_render: AllowRenderOpt = False,
     db: DbOpt = None,
     allow_private: AllowPrivateOpt = None,
     resolve: ResolveOpt = None,
@@ -201,6 +231,7 @@ def serve(
 ) -> None:
     """Serve the REST API (/api/v1, /openapi.json) on HOST:PORT until interrupted."""
     check_bind(host, api_key)
+    remote = _remote(delay, allow_render)
     settings = _settings(
         config=config,
         db=db,
@@ -220,6 +251,7 @@ def serve(
                 api_key=api_key,
                 max_body_bytes=max_body_bytes,
                 max_active_crawls=max_crawls,
+                remote=remote,
             )
             async with running_server(app, host=host, port=port, stop_on_signals=True) as served:
                 err_console.print(f"sitelore API on {served.url}  (description: /openapi.json)")
@@ -238,6 +270,8 @@ def mcp(
     max_body_bytes: MaxBodyOpt = DEFAULT_MAX_BODY_BYTES,
     cap_max_pages: CapPagesOpt = None,
     cap_max_depth: CapDepthOpt = None,
+    delay: RemoteDelayOpt = DEFAULT_DELAY,
+    allow_render: AllowRenderOpt = False,
     db: DbOpt = None,
     allow_private: AllowPrivateOpt = None,
     resolve: ResolveOpt = None,
@@ -250,6 +284,7 @@ def mcp(
         raise UsageError(f"--transport {transport}: use stdio or http")
     if transport == "http":
         check_bind(host, api_key)
+    remote = _remote(delay, allow_render)
     settings = _settings(
         config=config,
         db=db,
@@ -266,10 +301,10 @@ def mcp(
     async def go() -> None:
         async with Runtime(settings) as runtime:
             if transport == "stdio":
-                await mcp_server.run_stdio(runtime)
+                await mcp_server.run_stdio(runtime, remote=remote)
                 return
             app = mcp_server.http_app(
-                runtime, host=host, api_key=api_key, max_body_bytes=max_body_bytes
+                runtime, host=host, api_key=api_key, max_body_bytes=max_body_bytes, remote=remote
             )
             async with running_server(app, host=host, port=port, stop_on_signals=True) as served:
                 err_console.print(f"sitelore MCP on {served.url}/mcp")

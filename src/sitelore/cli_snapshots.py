@@ -1,14 +1,16 @@
 """``sitelore reconvert`` and ``sitelore export``: rebuild from captures, export with them.
 
 Registered on the app by ``cli`` (``register``). ``crawl --capture DIR`` and
-``crawl --replay DIR`` live on the crawl command itself.
+``crawl --replay DIR`` live on the crawl command itself. Neither command creates a
+store (no store there: exit 2); an export file that cannot be written is a
+configuration error (78) naming it, for ``--warc`` and ``--jsonl`` alike.
 """
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, TextIO
 
 import typer
 
@@ -26,7 +28,7 @@ from sitelore.cli_common import (
     setup_logging,
 )
 from sitelore.config import Settings
-from sitelore.errors import UsageError
+from sitelore.errors import ConfigError, UsageError
 from sitelore.rebuild import ReconvertReport
 from sitelore.snapshots import WarcExport
 
@@ -58,7 +60,7 @@ def reconvert(
     setup_logging(debug, progress=False)
 
     async def go() -> ReconvertReport:
-        async with Runtime(settings) as runtime:
+        async with Runtime(settings, create_store=False) as runtime:
             return await runtime.reconvert(archive=archive)
 
     report = run_async(go())
@@ -75,11 +77,32 @@ def reconvert(
         err_console.print(f"warning: {problem}", markup=False)
 
 
+def _unwritable(path: Path, reason: str) -> ConfigError:
+    return ConfigError(f"{path}: cannot write the export: {reason}")
+
+
+def _check_jsonl_target(path: Path) -> None:
+    """Refuse a --jsonl FILE that cannot be written, before anything is written."""
+    if path.is_dir():
+        raise _unwritable(path, "is a directory")
+    if not path.absolute().parent.is_dir():
+        raise _unwritable(path, "no such directory")
+
+
+def _open_jsonl(path: Path) -> TextIO:
+    """Open the JSON lines file, or a ConfigError naming it and why."""
+    try:
+        return path.open("w", encoding="utf-8")
+    except OSError as exc:
+        raise _unwritable(path, exc.strerror or str(exc)) from exc
+
+
 async def _export(
     settings: Settings, warc: Path | None, jsonl: Path | None, archive: Path | None
 ) -> dict[str, Any]:
     result: dict[str, Any] = {}
-    async with Runtime(settings) as runtime:
+    async with Runtime(settings, create_store=False) as runtime:
+        runtime.store  # noqa: B018 - no store there: fail before writing any file
         if warc is not None:
             report: WarcExport = await runtime.export_warc(warc, archive=archive)
             result["warc"] = report.to_json()
@@ -87,7 +110,7 @@ async def _export(
             if str(jsonl) == "-":
                 written = await runtime.export_jsonl(sys.stdout)
             else:
-                with jsonl.open("w", encoding="utf-8") as out:
+                with _open_jsonl(jsonl) as out:
                     written = await runtime.export_jsonl(out)
             result["jsonl"] = {"file": str(jsonl), "documents": written}
     return result
@@ -122,6 +145,8 @@ def export(
     if as_json and jsonl is not None and str(jsonl) == "-":
         raise UsageError("--json and --jsonl - both write to stdout; pick one")
     settings = load_cli_settings(config=config, db=db)
+    if jsonl is not None and str(jsonl) != "-":
+        _check_jsonl_target(jsonl)
     setup_logging(debug, progress=False)
     result = run_async(_export(settings, warc, jsonl, archive))
     if as_json:

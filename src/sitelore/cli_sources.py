@@ -4,7 +4,8 @@
 the sources that are due (all with ``--force``) incrementally and prints each change
 report; ``sources`` lists them with their last crawl, documents and freshness;
 ``changes`` prints the stored reports of one source. A failed refresh is never quiet:
-a warning on stderr, ``failed`` in ``sources``, and exit status 1 from ``update``.
+a warning on stderr, the ``error`` of its ``--json`` entry, ``failed`` in ``sources``;
+``update`` still exits 0 (it ran; like a failed page, a failed source is reported).
 The work is done by :mod:`sitelore.refresh`; this module parses flags and prints.
 """
 
@@ -30,6 +31,7 @@ from sitelore.cli_common import (
     JsonOpt,
     ResolveOpt,
     UserAgentOpt,
+    debugging,
     err_console,
     load_cli_settings,
     out_console,
@@ -42,7 +44,7 @@ from sitelore.cli_output import CrawlProgress
 from sitelore.cli_sources_view import print_report, print_statuses, when
 from sitelore.config import SOURCE_NAME_PATTERN, Settings, SourceSpec
 from sitelore.config_toml import append_source
-from sitelore.errors import EXIT_PAGE_FAILED, ConfigError, UsageError
+from sitelore.errors import ConfigError, UsageError
 from sitelore.refresh import SourceStatus, UpdateOutcome, select_sources, source_status
 from sitelore.refresh import update_source as refresh_source
 from sitelore.urls import normalize_url
@@ -225,7 +227,7 @@ def update(
     selected = select_sources(settings.sources, names or (), where=where)
     if not selected:
         err_console.print(f"no sources in {where}; add one with: sitelore add NAME URL")
-    show_progress = err_console.is_terminal and not debug and not as_json
+    show_progress = err_console.is_terminal and not debugging(debug) and not as_json
     setup_logging(debug, progress=True)
     done, not_due = run_async(_update(settings, selected, force=force, show_progress=show_progress))
     if as_json:
@@ -244,16 +246,12 @@ def update(
                 f"{status.name}: fresh, next due {when(next_due) if next_due else 'now'}"
                 " (--force crawls it now)"
             )
-    failed = False
     for outcome, before in done:
         if outcome.summary is not None:
             for warning in outcome.summary.warnings:
                 err_console.print(f"warning: {outcome.report.source}: {warning}", markup=False)
         if not outcome.report.ok:
-            failed = True
             _warn_failed(outcome.report, before)
-    if failed:
-        raise typer.Exit(EXIT_PAGE_FAILED)
 
 
 # --- sources and changes ---------------------------------------------------------------
@@ -269,7 +267,7 @@ def sources(
     settings = load_cli_settings(config=config, db=db)
 
     async def go() -> tuple[datetime, list[SourceStatus]]:
-        async with Runtime(settings) as runtime:
+        async with Runtime(settings, create_store=False) as runtime:
             now = runtime.clock.now()
             return now, [
                 await source_status(runtime.store, name, spec, now)
@@ -301,7 +299,7 @@ def changes(
     select_sources(settings.sources, [name], where=where)
 
     async def go() -> list[ChangeReport]:
-        async with Runtime(settings) as runtime:
+        async with Runtime(settings, create_store=False) as runtime:
             return await runtime.store.change_reports(name, limit=limit)
 
     reports = run_async(go())

@@ -3,7 +3,8 @@
 Settings come from defaults < settings file < environment < flags. This module is
 pure: :func:`load_settings` takes the file's text and an environment mapping that the
 edges read and pass in. Loose values are never guessed: a wrong type is a
-``ConfigError`` naming the key and the file. Named sources (``[sources.NAME]``) are
+``ConfigError`` naming the key and the file (or the environment variable), and a bad
+flag value a ``UsageError`` naming the flag. Named sources (``[sources.NAME]``) are
 :class:`SourceSpec` values; their crawl state lives in the store, never in the file.
 """
 
@@ -16,10 +17,10 @@ from collections.abc import Mapping
 from typing import Annotated, Any
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
 from sitelore import __version__
-from sitelore.errors import ConfigError
+from sitelore.errors import ConfigError, UsageError
 from sitelore.models import CrawlOptions, Limits
 
 __all__ = [
@@ -29,6 +30,7 @@ __all__ = [
     "SOURCE_NAME_PATTERN",
     "Settings",
     "SourceSpec",
+    "check_user_agent",
     "default_user_agent",
     "load_settings",
     "parse_refresh",
@@ -62,6 +64,23 @@ def parse_refresh(text: str) -> int:
     if match is None:
         raise ValueError(f"{text!r} is not an interval like 30m, 6h, 1d or 2w")
     return int(match.group(1)) * _UNIT_SECONDS[match.group(2)]
+
+
+def check_user_agent(value: str) -> str:
+    """``value`` if it can be sent as a User-Agent header: printable ASCII, not blank.
+
+    Control characters (CR, LF, tab, ...) would split or corrupt the request's headers,
+    and non-ASCII text has no agreed encoding in a header.
+
+    Raises:
+        ValueError: naming the first character that is not allowed, escaped.
+    """
+    if not value.strip():
+        raise ValueError("must not be empty")
+    for position, char in enumerate(value):
+        if not " " <= char <= "~":
+            raise ValueError(f"must be printable ASCII; found {char!r} at position {position}")
+    return value
 
 
 def _list_to_tuple(value: object) -> object:
@@ -144,7 +163,11 @@ class Settings(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
 
-    user_agent: Annotated[str, Field(min_length=1)] = Field(default_factory=default_user_agent)
+    user_agent: Annotated[
+        str,
+        AfterValidator(check_user_agent),
+        Field(min_length=1),
+    ] = Field(default_factory=default_user_agent)
     allow_private: _Strings = ()
     resolve: _Strings = ()
     store: str = DEFAULT_STORE
@@ -170,10 +193,9 @@ _ENV_KEYS = {
 }
 
 
-def _errors_to_message(exc: ValidationError, source: str) -> str:
-    first = exc.errors()[0]
-    key = ".".join(str(part) for part in first["loc"]) or "(root)"
-    return f"{source}: {key}: {first['msg']}"
+def _reason(error: Any) -> str:
+    """Pydantic's message without its ``Value error, `` prefix."""
+    return str(error["msg"]).removeprefix("Value error, ")
 
 
 def load_settings(
@@ -182,11 +204,17 @@ def load_settings(
     source: str = "settings",
     environ: Mapping[str, str] | None = None,
     overrides: Mapping[str, Any] | None = None,
+    flags: Mapping[str, str] | None = None,
 ) -> Settings:
     """Build settings from a TOML text, an environment and flag overrides (in that order).
 
+    All three are validated together, so a flag is held to the same rules as the file.
+    ``flags`` names the flag each override came from (``{"user_agent": "--user-agent"}``).
+
     Raises:
-        ConfigError: the TOML does not parse, or a key is unknown or of the wrong type.
+        ConfigError: the TOML does not parse, or a key of the file (named with
+            ``source``) or an environment variable (named) is unknown or invalid.
+        UsageError: an override named in ``flags`` is invalid (named by its flag).
     """
     data: dict[str, Any] = {}
     if text is not None:
@@ -194,13 +222,25 @@ def load_settings(
             data = tomllib.loads(text)
         except tomllib.TOMLDecodeError as exc:
             raise ConfigError(f"{source}: not valid TOML: {exc}") from exc
+    origin: dict[str, str] = {}
     for env_key, key in _ENV_KEYS.items():
         if environ and environ.get(env_key):
             data[key] = environ[env_key]
+            origin[key] = env_key
     for key, value in (overrides or {}).items():
         if value is not None:
             data[key] = value
+            if flags and key in flags:
+                origin[key] = flags[key]
     try:
         return Settings.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError(_errors_to_message(exc, source)) from exc
+        first = exc.errors()[0]
+        loc = [str(part) for part in first["loc"]]
+        where = origin.get(loc[0]) if loc else None
+        if where is not None and where.startswith("--"):
+            raise UsageError(f"{where}: {_reason(first)}") from exc
+        if where is not None:
+            raise ConfigError(f"{where} (environment): {_reason(first)}") from exc
+        key = ".".join(loc) or "(root)"
+        raise ConfigError(f"{source}: {key}: {_reason(first)}") from exc

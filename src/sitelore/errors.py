@@ -7,15 +7,16 @@ URL, a bad settings file) surface to the user with an exit code.
 
 ::
 
-    SiteloreError                 exit 70 (internal); exit 1: the one page asked for failed
+    SiteloreError                 exit 70 (internal)
     ├── UsageError                exit 2: the user must fix the command or request
     │   ├── InvalidURLError       unparsable URL, scheme other than http(s), credentials
     │   ├── BlockedURLError       refused by the address guard (.address, .reason)
     │   ├── RobotsRefusedError    start URL refused by robots.txt (or robots.txt 5xx)
-    │   └── NotFoundError         no document (or crawl job) with that id (HTTP 404)
+    │   ├── NotFoundError         no document (or crawl job) with that id (HTTP 404)
+    │   └── NoStoreError          a read-only command found no store where it looked
     ├── ConfigError               exit 78: bad settings file, environment or flags
     │   └── ArchiveError          a snapshot archive is missing, unreadable or unwritable
-    ├── FetchError                one request failed (.url, .kind, .status)
+    ├── FetchError                one request failed (.url, .kind, .status): a page outcome
     │   ├── FetchTimeoutError
     │   ├── ResponseTooLargeError
     │   ├── TooManyRedirectsError
@@ -24,11 +25,17 @@ URL, a bad settings file) surface to the user with an exit code.
     │   ├── UnsupportedContentTypeError
     │   ├── RobotsDeniedError     a redirect hop or final URL refused by robots.txt
     │   └── NoSnapshotError
-    ├── ConversionError
+    ├── ConversionError           a body could not be converted: a page outcome
     ├── BusyError                 too many crawls running at once (HTTP 429)
     ├── FrontierError             the shared Redis frontier failed mid-crawl
-    └── StoreError
-        └── SchemaVersionError
+    └── StoreError                the store failed while in use (disk full, locked)
+        └── StoreLocationError    exit 78: the store location is unusable (not SQLite, ...)
+            └── SchemaVersionError  the store is from a newer sitelore
+
+Fetch and conversion errors are values: a crawl (``fetch`` too) records them as page
+outcomes and the command still exits 0. One that escapes a command is a bug (exit 70).
+An error raised inside a task group arrives wrapped in an ``ExceptionGroup``; the
+edges report :func:`first_sitelore_error` of it as itself.
 """
 
 from __future__ import annotations
@@ -39,7 +46,6 @@ __all__ = [
     "EXIT_CONFIG",
     "EXIT_INTERNAL",
     "EXIT_OK",
-    "EXIT_PAGE_FAILED",
     "EXIT_USAGE",
     "ArchiveError",
     "BlockedURLError",
@@ -54,6 +60,7 @@ __all__ = [
     "InvalidURLError",
     "NetworkError",
     "NoSnapshotError",
+    "NoStoreError",
     "NotFoundError",
     "ResponseTooLargeError",
     "RobotsDeniedError",
@@ -61,13 +68,14 @@ __all__ = [
     "SchemaVersionError",
     "SiteloreError",
     "StoreError",
+    "StoreLocationError",
     "TooManyRedirectsError",
     "UnsupportedContentTypeError",
     "UsageError",
+    "first_sitelore_error",
 ]
 
 EXIT_OK = 0
-EXIT_PAGE_FAILED = 1
 EXIT_USAGE = 2
 EXIT_INTERNAL = 70
 EXIT_CONFIG = 78
@@ -148,10 +156,18 @@ class NotFoundError(UsageError):
     """No document, or no crawl job, has the id asked for."""
 
 
+class NoStoreError(UsageError):
+    """A command that only reads found no store at the location (it never creates one)."""
+
+    def __init__(self, location: str) -> None:
+        self.location = location
+        super().__init__(f"{location}: no sitelore store here (crawl or fetch creates one)")
+
+
 class ConfigError(SiteloreError):
     """The settings (file, environment or flags) are invalid (exit 78)."""
 
-    exit_code = 78
+    exit_code = EXIT_CONFIG
 
 
 class ArchiveError(ConfigError):
@@ -165,12 +181,11 @@ class ArchiveError(ConfigError):
 
 
 class FetchError(SiteloreError):
-    """One request failed; a crawl records it as that page's outcome.
+    """One request failed; a crawl (and ``fetch``) records it as that page's outcome.
 
-    Raised out of a command only when the single page asked for failed (exit 1).
+    Never meant to leave a command: one that does is a bug, reported as internal (70).
     """
 
-    exit_code = EXIT_PAGE_FAILED
     kind: ErrorKind = ErrorKind.NETWORK
 
     def __init__(self, url: str, message: str, *, status: int | None = None) -> None:
@@ -231,10 +246,10 @@ class NoSnapshotError(FetchError):
 class ConversionError(SiteloreError):
     """A body could not be turned into a document (a broken PDF, say).
 
-    As a page outcome it is reported with the kind ``unsupported-content-type``.
+    As a page outcome it is reported with the kind ``unsupported-content-type``; like
+    :class:`FetchError` it never leaves a command on purpose (70 if it does).
     """
 
-    exit_code = EXIT_PAGE_FAILED
     kind = ErrorKind.UNSUPPORTED_CONTENT_TYPE
 
 
@@ -247,8 +262,34 @@ class FrontierError(SiteloreError):
 
 
 class StoreError(SiteloreError):
-    """The document store failed or is unusable."""
+    """The document store failed while in use (disk full, locked too long): internal (70)."""
 
 
-class SchemaVersionError(StoreError):
-    """The store's schema is newer than this sitelore understands."""
+class StoreLocationError(StoreError):
+    """The store location cannot be used: not an SQLite database, a directory, unwritable.
+
+    The operator must point ``--db`` / ``store`` elsewhere: a configuration error (78).
+    """
+
+    exit_code = EXIT_CONFIG
+
+
+class SchemaVersionError(StoreLocationError):
+    """The store's schema is newer than this sitelore understands (upgrade sitelore)."""
+
+
+def first_sitelore_error(exc: BaseException) -> SiteloreError | None:
+    """``exc`` if it is a :class:`SiteloreError`, else the first one among its leaves.
+
+    A task group wraps what its tasks raise in an ``ExceptionGroup`` (nested groups
+    too); the edges report the first sitelore error inside as itself. None when
+    there is none (a real crash).
+    """
+    if isinstance(exc, SiteloreError):
+        return exc
+    if isinstance(exc, BaseExceptionGroup):
+        for inner in exc.exceptions:
+            found = first_sitelore_error(inner)
+            if found is not None:
+                return found
+    return None

@@ -22,14 +22,20 @@ Choices made here, so callers need not guess:
   checks whatever name leads to them.
 - An address is allowed when it, or the IPv4 address embedded in it, is in the
   operator's allow list. Otherwise an IPv6 address that embeds an IPv4 address
-  (mapped, compatible, NAT64, 6to4, Teredo) is judged by the embedded IPv4
-  address, and any other address by the tables below plus ``is_global``.
+  (mapped, translated ``::ffff:0:0:0/96``, compatible, NAT64, 6to4, Teredo) is
+  judged by the embedded IPv4 address, and any other address by the tables below,
+  then by every ``ipaddress`` flag that marks it as not globally routable unicast
+  (loopback, unspecified, multicast, link-local, site-local, private, reserved, or
+  not ``is_global``). Only what passes all of them is allowed.
+- Messages never repeat what looks like userinfo, however malformed the URL
+  (:func:`redact_url`).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import ipaddress
+import re
 import string
 import urllib.parse
 from collections.abc import Iterable
@@ -46,6 +52,17 @@ _DEFAULT_PORTS = (("http", 80), ("https", 443))
 _HOST_CHARS = frozenset(string.ascii_lowercase + string.digits + "-_")
 _PATH_SAFE = "/%:@!$&'()*+,;=-._~?"
 _REDACTED_MAX = 300
+# The "@" that ends userinfo: plain, percent-escaped (once or more), or a full-width
+# form that NFKC folds to "@".
+_USERINFO_END = re.compile(r"@|%(?:25)*40|\uff20|\ufe6b", re.IGNORECASE)
+# A scheme, after leading blanks; parsers drop tabs and line breaks inside it.
+_SCHEME = re.compile(r"[\x00-\x20]*([A-Za-z][A-Za-z0-9+.\-\t\n\r]*):")
+# Schemes whose authority parsers find even without "//" (``http:host``).
+_SPECIAL_SCHEMES = frozenset({"http", "https", "ws", "wss", "ftp", "file"})
+# What parsers skip between "scheme:" and the authority.
+_BEFORE_HOST = "/\\" + "".join(map(chr, range(0x21)))
+# An authority with nothing userinfo-like left: a host (or [literal]) and a numeric port.
+_HOST_PORT = re.compile(r"(?:\[[^\]]*\]|[^:\[\]]*)(?::[0-9]*)?")
 _MAX_HOST = 253
 _MAX_LABEL = 63
 
@@ -100,6 +117,7 @@ _IPV6_TABLE = _nets(
     ("fec0::/10", "site-local"),
     ("ff00::/8", "multicast"),
 )
+_IPV4_TRANSLATED = ipaddress.IPv6Network("::ffff:0:0:0/96")  # SIIT, RFC 7915
 _NAT64_WELL_KNOWN = ipaddress.IPv6Network("64:ff9b::/96")
 _NAT64_LOCAL = ipaddress.IPv6Network("64:ff9b:1::/48")
 _IPV4_COMPATIBLE = ipaddress.IPv6Network("::/96")
@@ -242,20 +260,47 @@ def redact_url(text: str) -> str:
     """Return ``text`` safe to print: userinfo as ``***``, controls as ``?``, clipped.
 
     Works on any string, parsable or not; use it for URLs that failed the checks.
+    What looks like userinfo is hidden however the URL is spelled: everything from
+    the start of the authority (after ``scheme:`` and any run of slashes, backslashes
+    or blanks, so ``http:\\u:p@h``, ``http:u:p@h`` and ``http:///u:p@h`` count) up to
+    its last ``@``, also when that ``@`` is escaped (``%40``) or full-width. When what
+    follows that point is not a plain ``host[:port]`` (a password holding ``/``, ``?``
+    or ``#`` cut the authority short), the cut moves to the last ``@`` in the text.
 
     >>> redact_url("http://alice:pw@example.com/x")
     'http://***@example.com/x'
+    >>> redact_url("http:\\\\alice:pw@example.com/x")
+    'http:\\\\***@example.com/x'
     """
-    scheme_end = text.find("//")
-    if scheme_end >= 0:
-        start = scheme_end + 2
-        ends = [i for i in (text.find(c, start) for c in "/?#") if i >= 0]
-        end = min(ends, default=len(text))
-        at = text.rfind("@", start, end)
-        if at >= 0:
-            text = f"{text[:start]}***{text[at:]}"
+    span = _userinfo_span(text)
+    if span is not None:
+        text = f"{text[: span[0]]}***@{text[span[1] :]}"
     shown = "".join(ch if ch >= " " and ch != "\x7f" else "?" for ch in text)
     return shown if len(shown) <= _REDACTED_MAX else shown[: _REDACTED_MAX - 3] + "..."
+
+
+def _userinfo_span(text: str) -> tuple[int, int] | None:
+    """Where the userinfo of ``text`` starts, and where its ``@`` ends; None without one."""
+    scheme = _SCHEME.match(text)
+    start = 0
+    if scheme is not None:
+        name = "".join(scheme.group(1).split()).lower()
+        if name in _SPECIAL_SCHEMES or text[scheme.end() : scheme.end() + 1] in ("/", "\\"):
+            start = scheme.end()
+    start = len(text) - len(text[start:].lstrip(_BEFORE_HOST))
+    netloc_end = _find_first(text, "/?#", start)  # urlsplit's view: backslashes inside
+    ats = list(_USERINFO_END.finditer(text, start))
+    cut = next((m for m in reversed(ats) if m.end() <= netloc_end), None)
+    host_start = start if cut is None else cut.end()
+    host = text[host_start : _find_first(text, "/\\?#", host_start)]  # WHATWG's view
+    if _HOST_PORT.fullmatch(host) is None and ats and ats[-1].end() > host_start:
+        cut = ats[-1]
+    return None if cut is None else (start, cut.end())
+
+
+def _find_first(text: str, chars: str, start: int) -> int:
+    found = [i for i in (text.find(ch, start) for ch in chars) if i >= 0]
+    return min(found, default=len(text))
 
 
 # ---------------------------------------------------------------- URL parsing
@@ -267,11 +312,15 @@ def _parse_target(text: str, shown: str) -> Target:
     try:
         parts = urllib.parse.urlsplit(text)
     except ValueError as exc:
-        raise InvalidURLError(shown, f"not a valid URL ({exc})") from exc
+        # The parser's own message may quote the authority, userinfo and all.
+        raise InvalidURLError(shown, "not a valid URL (brackets or characters it refuses)") from exc
     scheme = parts.scheme.lower()
     default_port = dict(_DEFAULT_PORTS).get(scheme)
     if default_port is None:
-        raise InvalidURLError(shown, f"scheme {scheme or '(none)'!r} is not http or https")
+        # Without "//" the "scheme" of "user:pw@host" is the user name: name it only
+        # when the redacted URL still shows it.
+        named = scheme if shown.lower().startswith(f"{scheme}:") else ""
+        raise InvalidURLError(shown, f"scheme {named or '(none)'!r} is not http or https")
     if "@" in parts.netloc:
         raise InvalidURLError(shown, "credentials in URLs are not allowed")
     host_text, bracketed, port_text = _split_netloc(parts.netloc)
@@ -344,7 +393,7 @@ def _normalise_host(text: str) -> str:
 
 def _parse_port(text: str) -> int:
     if not (text.isascii() and text.isdigit()) or not 0 < int(text) < 65536:
-        raise ValueError(f"port {text[:16]!r} is not a number from 1 to 65535")
+        raise ValueError("port is not a number from 1 to 65535")  # may be a password
     return int(text)
 
 
@@ -378,11 +427,22 @@ def _classify(addr: _IPAddress) -> str | None:
     for net, reason in table:
         if addr.version == net.version and addr in net:
             return reason
-    if addr.is_multicast:
-        return "multicast"
-    if not addr.is_global:
-        return "not globally routable"
-    return None
+    return _flag_refusal(addr)
+
+
+def _flag_refusal(addr: _IPAddress) -> str | None:
+    """Why ``ipaddress`` says ``addr`` is not globally routable unicast, or None."""
+    flags = (
+        (addr.is_loopback, "loopback"),
+        (addr.is_unspecified, "unspecified"),
+        (addr.is_multicast, "multicast"),
+        (addr.is_link_local, "link-local"),
+        (isinstance(addr, ipaddress.IPv6Address) and addr.is_site_local, "site-local"),
+        (addr.is_private, "private"),
+        (addr.is_reserved, "reserved"),
+        (not addr.is_global, "not globally routable"),
+    )
+    return next((reason for flagged, reason in flags if flagged), None)
 
 
 def _embedded_ipv4(addr: ipaddress.IPv6Address) -> tuple[tuple[str, ipaddress.IPv4Address], ...]:
@@ -390,6 +450,8 @@ def _embedded_ipv4(addr: ipaddress.IPv6Address) -> tuple[tuple[str, ipaddress.IP
     value = int(addr)
     if addr.ipv4_mapped is not None:
         return (("IPv4-mapped", addr.ipv4_mapped),)
+    if addr in _IPV4_TRANSLATED:
+        return (("IPv4-translated", ipaddress.IPv4Address(value & 0xFFFFFFFF)),)
     if addr in _NAT64_WELL_KNOWN:
         return (("NAT64", ipaddress.IPv4Address(value & 0xFFFFFFFF)),)
     if addr in _NAT64_LOCAL:

@@ -125,10 +125,12 @@ class _Base:
 class LinkCache:
     """What hrefs resolved to, per base directory, for :func:`resolve_links` in one crawl.
 
-    An href with a path of its own (anything but ``?query``, ``#fragment`` or empty)
-    resolves the same against every page of one directory, so the answer is kept
-    under (directory, href). Bounded: when ``max_entries`` is reached the cache starts
-    again empty, so memory stays flat however long the crawl.
+    An href that the fast join takes (a relative or root-relative path of plain
+    characters, no scheme, no ``;params``, not ``?query`` alone) resolves the same
+    against every page of one directory, so the answer is kept under (directory,
+    href). Other hrefs (``?q``, ``;p`` and ``http:`` alone take the page's own path
+    and query) are resolved every time and not kept. Bounded: when ``max_entries`` is
+    reached the cache starts again empty, so memory stays flat however long the crawl.
 
     >>> cache = LinkCache()
     >>> resolve_links(["../b/x.html"], "https://ex.com/a/1.html", cache=cache)
@@ -157,13 +159,16 @@ class LinkCache:
             return entries[key]
         except KeyError:
             pass
-        url = _resolve(href, base.url, base)
-        # "?q" (and anything urlsplit would strip to it) depends on the whole base.
-        first = href.strip()[:1]
-        if first > " " and first != "?":
-            if len(entries) >= self.max_entries:
-                entries.clear()
-            entries[key] = url
+        # As _resolve does (no fragments kept, no mailto), keeping fast-join answers only.
+        raw = href.strip().translate(_STRIP_INSIDE)
+        if not raw or raw.startswith("#"):
+            return None
+        url = base.join(raw, keep_fragment=False)
+        if url is None:
+            return _resolve_general(raw, base.url, keep_fragment=False)
+        if len(entries) >= self.max_entries:
+            entries.clear()
+        entries[key] = url
         return url
 
 

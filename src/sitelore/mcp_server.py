@@ -6,6 +6,9 @@ fields, defaults and caps are the same. A thin layer with three rules:
 
 * a bad argument, a refused URL or a failed page is an error *result* naming the
   field or the reason (``isError: true``), never a protocol error or a crash;
+  arguments are validated strictly (``"10"`` is not a number, ``1`` not a boolean),
+  and what only the operator may set (:class:`~sitelore.wire.RemotePolicy`: robots.txt,
+  the least delay, rendering) is refused or raised the same way as over REST;
 * every text taken from the web (page text, titles, snippets) is fenced as fetched
   content with its URL and fetch time, and page text is cut to a byte budget with a
   cursor for the next window;
@@ -37,6 +40,8 @@ from sitelore.wire import (
     DocumentItem,
     DocumentList,
     Hit,
+    RemoteOptionError,
+    RemotePolicy,
     SearchResult,
     SubmitRequest,
     submit_schema,
@@ -57,7 +62,7 @@ _Handler = Callable[[_Context, dict[str, Any]], Awaitable[types.CallToolResult]]
 
 class _Args(BaseModel):
     model_config = ConfigDict(
-        alias_generator=to_camel, populate_by_name=True, extra="forbid", frozen=True
+        alias_generator=to_camel, populate_by_name=True, extra="forbid", frozen=True, strict=True
     )
 
 
@@ -132,6 +137,10 @@ def _invalid(tool: str, exc: ValidationError) -> types.CallToolResult:
     return _error(f"{tool}: invalid arguments: " + "; ".join(problems))
 
 
+def _refused(tool: str, exc: RemoteOptionError) -> types.CallToolResult:
+    return _error(f"{tool}: invalid arguments: {exc.field}: {exc.reason}")
+
+
 def _short(text: str) -> str:
     flat = " ".join(text.split())
     return flat if len(flat) <= _TITLE_CHARS else flat[: _TITLE_CHARS - 1] + "…"
@@ -145,7 +154,7 @@ def _crawl_text(result: CrawlResult, seed: str) -> str:
         f"Applied: maxPages {applied.max_pages}, maxDepth {applied.max_depth}.",
     ]
     lines += [
-        f"Clamped: {c.field} {c.requested} -> {c.applied} (this server's cap)."
+        f"Clamped: {c.field} {c.requested} -> {c.applied} (this server's limit)."
         for c in result.clamped
     ]
     if result.documents:
@@ -161,14 +170,14 @@ def _crawl_text(result: CrawlResult, seed: str) -> str:
 class _Tools:
     """The tool handlers over one Runtime."""
 
-    def __init__(self, runtime: Runtime, slots: CrawlSlots) -> None:
+    def __init__(self, runtime: Runtime, slots: CrawlSlots, remote: RemotePolicy) -> None:
         self._runtime = runtime
         self._slots = slots
+        self._remote = remote
 
     async def submit(self, ctx: _Context, args: dict[str, Any]) -> types.CallToolResult:
-        request = SubmitRequest.model_validate(args)
-        requested = request.crawl_options()
-        budget, _ = requested.clamp(self._runtime.settings.limits)
+        requested, request = self._remote.admit(SubmitRequest.model_validate(args))
+        budget, _ = request.crawl_options().clamp(self._runtime.settings.limits)
 
         async def on_page(page: PageOutcome, count: int) -> None:
             state = page.error.kind if page.error else ("stored" if page.indexed else "seen")
@@ -233,7 +242,7 @@ class _Tools:
         return _ok(service.fence(body, header=header), result)
 
 
-def _tool_list(runtime: Runtime) -> list[types.Tool]:
+def _tool_list(runtime: Runtime, remote: RemotePolicy) -> list[types.Tool]:
     read_only = types.ToolAnnotations(read_only_hint=True, open_world_hint=False)
     return [
         types.Tool(
@@ -242,10 +251,11 @@ def _tool_list(runtime: Runtime) -> list[types.Tool]:
             description=(
                 "Fetch a web page politely (robots.txt, rate limits) and store it as "
                 "Markdown; with spider=true, follow its links within maxPages and maxDepth. "
-                "Asks above this server's hard caps are clamped (see clamped in the result). "
+                "Asks above this server's hard caps are clamped (see clamped in the result); "
+                "robots.txt is always obeyed and delay never below the operator's. "
                 "Reports progress per page."
             ),
-            input_schema=submit_schema(runtime.settings.limits),
+            input_schema=submit_schema(runtime.settings.limits, remote),
             output_schema=_output(CrawlResult),
             annotations=types.ToolAnnotations(
                 read_only_hint=False, destructive_hint=False, open_world_hint=True
@@ -281,10 +291,17 @@ def _tool_list(runtime: Runtime) -> list[types.Tool]:
     ]
 
 
-def build_server(runtime: Runtime, *, slots: CrawlSlots | None = None) -> Server[Any]:
-    """The MCP server over ``runtime`` (which the caller opens and closes)."""
-    tools = _Tools(runtime, slots or CrawlSlots())
-    listed = _tool_list(runtime)
+def build_server(
+    runtime: Runtime, *, slots: CrawlSlots | None = None, remote: RemotePolicy | None = None
+) -> Server[Any]:
+    """The MCP server over ``runtime`` (which the caller opens and closes).
+
+    ``remote`` is what callers may change about politeness (default: robots.txt always
+    obeyed, delay at least 1 s, no rendering).
+    """
+    remote = remote or RemotePolicy()
+    tools = _Tools(runtime, slots or CrawlSlots(), remote)
+    listed = _tool_list(runtime, remote)
     handlers: Mapping[str, _Handler] = {
         "submit-document": tools.submit,
         "search-documents": tools.search,
@@ -305,8 +322,10 @@ def build_server(runtime: Runtime, *, slots: CrawlSlots | None = None) -> Server
             return await handler(ctx, dict(params.arguments or {}))
         except ValidationError as exc:
             return _invalid(params.name, exc)
+        except RemoteOptionError as exc:
+            return _refused(params.name, exc)
         except SiteloreError as exc:
-            return _error(f"{params.name}: {exc}")
+            return _error(f"{params.name}: {service.remote_message(exc)}")
         except Exception:  # a bug must not take the session down
             log.exception("tool %s failed", params.name)
             return _error(f"{params.name}: internal error (see the server log)")
@@ -325,9 +344,9 @@ def build_server(runtime: Runtime, *, slots: CrawlSlots | None = None) -> Server
     )
 
 
-async def run_stdio(runtime: Runtime) -> None:
+async def run_stdio(runtime: Runtime, *, remote: RemotePolicy | None = None) -> None:
     """Serve MCP over this process's stdin and stdout until the client hangs up."""
-    server = build_server(runtime)
+    server = build_server(runtime, remote=remote)
     async with stdio_server() as (read_stream, write_stream):
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
@@ -338,8 +357,9 @@ def http_app(
     host: str,
     api_key: str | None = None,
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    remote: RemotePolicy | None = None,
 ) -> ASGIApp:
     """MCP over streamable HTTP at ``/mcp``, with the same key and body cap as the REST API."""
-    server = build_server(runtime)
+    server = build_server(runtime, remote=remote)
     app = server.streamable_http_app(host=host, max_request_body_size=max_body_bytes)
     return RequestGuard(app, api_key=api_key, max_body_bytes=max_body_bytes)

@@ -20,8 +20,10 @@ from sitelore.errors import ErrorKind, SiteloreError
 
 __all__ = [
     "CAPPED_OPTIONS",
+    "PINNED_SKIP_REASONS",
     "CaptureRef",
     "ChangeKind",
+    "ClampNote",
     "CrawlOptions",
     "CrawlSummary",
     "Document",
@@ -37,6 +39,7 @@ __all__ = [
     "SnapshotMode",
     "StoredDocument",
     "UpsertResult",
+    "clamped_options",
     "page_id",
 ]
 
@@ -299,6 +302,15 @@ class SkipReason(enum.StrEnum):
     NOINDEX = "noindex"
 
 
+#: The skip reasons ``crawl --json`` always reports, with 0 when none happened.
+PINNED_SKIP_REASONS: tuple[SkipReason, ...] = (
+    SkipReason.ROBOTS,
+    SkipReason.FILTERED,
+    SkipReason.DUPLICATE,
+    SkipReason.DEPTH,
+)
+
+
 @dataclasses.dataclass(frozen=True, slots=True)
 class PageError:
     """A page's typed failure, as a value."""
@@ -340,6 +352,21 @@ class PageOutcome:
     #: page says nothing about a document (noindex, a redirect onto a fetched page).
     change: ChangeKind | None = None
 
+    @property
+    def redirect_duplicate(self) -> bool:
+        """A redirect that landed on a page this crawl had already fetched.
+
+        Nothing was stored for it: no error, not indexed, no title, and a final URL
+        other than the one asked for (a noindex page keeps its title).
+        """
+        return (
+            self.error is None
+            and not self.indexed
+            and self.title is None
+            and self.final_url is not None
+            and self.final_url != self.url
+        )
+
     def to_json(self) -> dict[str, Any]:
         """The pinned per-page shape of ``crawl --json``."""
         return {
@@ -362,6 +389,47 @@ CAPPED_OPTIONS: tuple[tuple[str, str], ...] = (
     ("concurrency", "max_concurrency"),
     ("deadline_seconds", "deadline_seconds"),
 )
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ClampNote:
+    """One option asked above the operator's hard cap, and what was applied instead.
+
+    ``field`` is the option's wire name (``maxPages``): the same object in ``crawl
+    --json`` and in the REST answers' ``clamped``.
+    """
+
+    field: str
+    requested: int | float
+    applied: int | float
+    option: str = ""  #: the Python name (``max_pages``), for sentences
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"field", "requested", "applied"}``."""
+        return {"field": self.field, "requested": self.requested, "applied": self.applied}
+
+    def __str__(self) -> str:
+        name = self.option or self.field
+        if self.applied > self.requested:
+            return f"{name} {self.requested} raised to the operator's minimum {self.applied}"
+        return f"{name} {self.requested} clamped to the operator's cap {self.applied}"
+
+
+def clamped_options(requested: CrawlOptions, applied: CrawlOptions) -> list[ClampNote]:
+    """Every capped option ``applied`` holds lower than asked, and a delay it holds higher.
+
+    The one description of what the operator's limits changed: ``crawl --json`` and
+    the REST and MCP answers (``clamped``) show these same records.
+    """
+    fields = CrawlOptions.model_fields
+    notes: list[ClampNote] = []
+    for option, _cap in CAPPED_OPTIONS:
+        asked, got = getattr(requested, option), getattr(applied, option)
+        if got < asked:
+            notes.append(ClampNote(fields[option].alias or option, asked, got, option))
+    if applied.delay > requested.delay:  # a server's least delay (REST, MCP)
+        notes.append(ClampNote("delay", requested.delay, applied.delay, "delay"))
+    return notes
 
 
 class Limits(BaseModel):
@@ -424,17 +492,18 @@ class CrawlOptions(BaseModel):
     ] = False
 
     def clamp(self, limits: Limits) -> tuple[CrawlOptions, tuple[str, ...]]:
-        """Return these options within ``limits`` and a note for each clamped value."""
-        notes: list[str] = []
+        """Return these options within ``limits`` and a sentence for each clamped value.
+
+        :func:`clamped_options` gives the same as records.
+        """
         changes: dict[str, Any] = {}
         for field, cap_field in CAPPED_OPTIONS:
-            asked, cap = getattr(self, field), getattr(limits, cap_field)
-            if asked > cap:
+            if getattr(self, field) > (cap := getattr(limits, cap_field)):
                 changes[field] = cap
-                notes.append(f"{field} {asked} clamped to the operator's cap {cap}")
         if not changes:
             return self, ()
-        return self.model_copy(update=changes), tuple(notes)
+        applied = self.model_copy(update=changes)
+        return applied, tuple(map(str, clamped_options(self, applied)))
 
 
 @dataclasses.dataclass(slots=True, kw_only=True)
@@ -450,7 +519,7 @@ class CrawlSummary:
     unfetched: int = 0
     elapsed_ms: float = 0.0
     warnings: list[str] = dataclasses.field(default_factory=list)
-    clamped: tuple[str, ...] = ()
+    clamped: tuple[ClampNote, ...] = ()
     #: URLs the site's sitemaps listed (offered to the frontier; scope still applies).
     sitemap_urls: int = 0
 
@@ -477,6 +546,12 @@ class CrawlSummary:
                 out[page.change].append(page.url)
         return out
 
+    def skipped_by_reason(self) -> dict[str, int]:
+        """URLs not fetched by reason: the pinned reasons always (0 when none), then others."""
+        counts = {str(reason): 0 for reason in PINNED_SKIP_REASONS}
+        counts.update(self.skipped)
+        return counts
+
     def to_json(self) -> dict[str, Any]:
         """The pinned ``crawl --json`` shape."""
         return {
@@ -487,11 +562,11 @@ class CrawlSummary:
             "truncatedReason": self.truncated_reason,
             "unfetched": self.unfetched,
             "errors": self.errors,
-            "skipped": dict(self.skipped),
+            "skipped": self.skipped_by_reason(),
             "pages": [page.to_json() for page in self.pages],
             "elapsedMs": round(self.elapsed_ms),
             "applied": self.options.model_dump(mode="json", by_alias=True),
-            "clamped": list(self.clamped),
+            "clamped": [note.to_json() for note in self.clamped],
             "warnings": list(self.warnings),
             "sitemapUrls": self.sitemap_urls,
         }

@@ -26,6 +26,7 @@ from sitelore.errors import (
     NotFoundError,
     ResponseTooLargeError,
     RobotsDeniedError,
+    RobotsRefusedError,
     SiteloreError,
     TooManyRedirectsError,
     UnsupportedContentTypeError,
@@ -44,6 +45,7 @@ __all__ = [
     "document_header",
     "fence",
     "get_document",
+    "remote_message",
     "single_document",
     "submit",
     "text_window",
@@ -110,6 +112,20 @@ async def submit(
     if start is not None and failed is not None and refused:
         raise PageFailedError(start, failed)
     return summary
+
+
+def remote_message(exc: SiteloreError) -> str:
+    """The one line a REST or MCP caller reads for ``exc``.
+
+    The same as ``str(exc)``, except that a robots.txt refusal of the start URL names no
+    CLI flag: a remote caller cannot switch robots.txt off (see ``RemotePolicy``).
+    """
+    if isinstance(exc, RobotsRefusedError):
+        return (
+            f"{exc.url}: {exc.reason} ({exc.robots_url}); this server obeys robots.txt "
+            "(respectRobots is set by the operator only)"
+        )
+    return str(exc)
 
 
 async def single_document(store: Store, summary: CrawlSummary) -> StoredDocument:

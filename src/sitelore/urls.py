@@ -248,7 +248,8 @@ def _host_and_port(netloc: str, url: str) -> tuple[str, str]:
         host = _name_host(raw_host, url)
     if port:
         if _PORT.fullmatch(port) is None or int(port) > 65535:
-            raise InvalidURLError(_redact(url), f"invalid port {port!r}")
+            # The port text is not repeated: in a malformed URL it may be a password.
+            raise InvalidURLError(_redact(url), "invalid port")
         port = str(int(port))
     return host, port
 
@@ -332,21 +333,14 @@ def _normalize_prefix(prefix: str) -> str:
 
 
 def _redact(url: str) -> str:
-    """Drop ``user:pass@`` from a URL for error messages; never raises."""
-    text = str(url)[:2000]
-    scheme_end = text.find("://")
-    if scheme_end < 0:
-        return text
-    start = scheme_end + 3
-    stop = len(text)
-    for sep in "/?#":
-        found = text.find(sep, start)
-        if found >= 0:
-            stop = min(stop, found)
-    at = text.rfind("@", start, stop)
-    if at < 0:
-        return text
-    return f"{text[:start]}***@{text[at + 1 :]}"
+    """Drop what looks like ``user:pass@`` from a URL for error messages; never raises.
+
+    The one definition of that lives in the guard, so both parsers' messages hide the
+    same spellings (backslashes, missing or extra slashes, an escaped ``@``).
+    """
+    from sitelore.guard import redact_url  # a sibling in the pure core; only error paths need it
+
+    return redact_url(str(url)[:2000])
 
 
 # --- reading normalised URLs ---------------------------------------------------------------

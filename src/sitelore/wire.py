@@ -9,12 +9,14 @@ no web or MCP library.
 from __future__ import annotations
 
 import copy
+import dataclasses
 from datetime import datetime
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic.alias_generators import to_camel
 
+from sitelore.errors import UsageError
 from sitelore.jobs import Job
 from sitelore.models import (
     CAPPED_OPTIONS,
@@ -27,6 +29,7 @@ from sitelore.models import (
 )
 
 __all__ = [
+    "DEFAULT_DELAY",
     "MAX_URL_LENGTH",
     "Clamped",
     "CrawlJobRequest",
@@ -42,6 +45,8 @@ __all__ = [
     "JobOut",
     "JobProgress",
     "PageFailure",
+    "RemoteOptionError",
+    "RemotePolicy",
     "SearchResult",
     "SubmitRequest",
     "annotate_request_schema",
@@ -60,8 +65,15 @@ class SubmitRequest(CrawlOptions):
 
     Without ``spider`` only ``url`` is fetched; with it, links are followed within
     ``maxPages`` and ``maxDepth``. Requests above the operator's hard caps are clamped.
-    There is deliberately no field for private addresses: that is an operator setting.
+    There is deliberately no field for private addresses: that is an operator setting,
+    and what a remote caller may change about politeness is :class:`RemotePolicy`'s call.
+
+    Validation is strict, as JSON means it: ``"10"`` is not a number, ``1`` and ``"yes"``
+    are not booleans (422 naming the field); an integer is still a valid number of
+    seconds. Arrays are read as the tuples the options hold.
     """
+
+    model_config = ConfigDict(strict=True)
 
     url: Annotated[
         str,
@@ -75,6 +87,15 @@ class SubmitRequest(CrawlOptions):
         bool,
         Field(description="Follow links from the page (false: ingest that one page only)."),
     ] = False
+
+    @model_validator(mode="before")
+    @classmethod
+    def _arrays_as_tuples(cls, data: Any) -> Any:
+        # FastAPI and the MCP SDK hand over parsed JSON, where arrays are lists; strict
+        # validation takes only tuples for the tuple fields.
+        if isinstance(data, dict):
+            return {key: tuple(v) if isinstance(v, list) else v for key, v in data.items()}
+        return data
 
     def crawl_options(self) -> CrawlOptions:
         """The crawl this request asks for: one page without ``spider``."""
@@ -93,6 +114,59 @@ class CrawlJobRequest(SubmitRequest):
     ] = True
 
 
+_Request = TypeVar("_Request", bound=SubmitRequest)
+
+#: The delay a request gets when neither it nor the operator says otherwise (seconds).
+DEFAULT_DELAY: float = CrawlOptions.model_fields["delay"].default
+
+
+class RemoteOptionError(UsageError):
+    """A remote request asked for an option only the operator may set (HTTP 422)."""
+
+    def __init__(self, field: str, reason: str) -> None:
+        self.field = field
+        self.reason = reason
+        super().__init__(f"{field}: {reason}")
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class RemotePolicy:
+    """What REST and MCP callers may change about politeness; the operator decides the rest.
+
+    * ``respectRobots: false`` is refused: a remote caller never switches robots.txt off.
+    * ``delay`` is at least the operator's (``delay`` here, ``serve --delay``); a smaller
+      ask is raised to it and the answer's ``clamped`` says so. A request that does not
+      mention it gets the operator's.
+    * ``render: true`` is refused unless the operator allowed it (``--allow-render``).
+    """
+
+    delay: float = DEFAULT_DELAY
+    allow_render: bool = False
+
+    def admit(self, request: _Request) -> tuple[CrawlOptions, _Request]:
+        """Return (what the caller asked, operator defaults filled in; the request to run).
+
+        Raises:
+            RemoteOptionError: the request asks for something only the operator may set.
+        """
+        if not request.respect_robots:
+            raise RemoteOptionError(
+                "respectRobots",
+                "set by the operator only: this server always obeys robots.txt",
+            )
+        if request.render and not self.allow_render:
+            raise RemoteOptionError(
+                "render",
+                "JavaScript rendering is not enabled on this server "
+                "(set by the operator only: --allow-render)",
+            )
+        asked = request
+        if "delay" not in request.model_fields_set:
+            asked = request.model_copy(update={"delay": self.delay})
+        run = asked if asked.delay >= self.delay else asked.model_copy(update={"delay": self.delay})
+        return asked.crawl_options(), run
+
+
 def _cap_of(limits: Limits) -> dict[str, float | int]:
     fields = CrawlOptions.model_fields
     return {
@@ -100,35 +174,59 @@ def _cap_of(limits: Limits) -> dict[str, float | int]:
     }
 
 
-def annotate_request_schema(schema: dict[str, Any], limits: Limits) -> dict[str, Any]:
-    """Write defaults and this server's hard caps into a submit request schema (in place).
+def _remote_notes(remote: RemotePolicy) -> dict[str, str]:
+    render = "allowed" if remote.allow_render else "refused (422)"
+    return {
+        "respectRobots": (
+            "Set by the operator only: remote requests cannot switch robots.txt off; "
+            "false is refused (422)."
+        ),
+        "delay": (
+            f"This server's default and minimum: {remote.delay:g} s (set by the operator); "
+            "a smaller ask is raised to it and listed in clamped."
+        ),
+        "render": f"Needs the operator's --allow-render; on this server true is {render}.",
+    }
+
+
+def annotate_request_schema(
+    schema: dict[str, Any], limits: Limits, remote: RemotePolicy | None = None
+) -> dict[str, Any]:
+    """Write defaults, this server's hard caps and remote rules into a request schema (in place).
 
     Every optional property shows its default (``null`` included, which generators drop);
     each capped one gets ``x-hard-cap`` and a sentence saying larger asks are clamped. The
-    schema keeps no ``maximum`` there, because a larger ask is clamped, not refused.
+    schema keeps no ``maximum`` there, because a larger ask is clamped, not refused. The
+    options only the operator controls (:class:`RemotePolicy`) say so, and ``delay``
+    shows the operator's default.
     """
+    remote = remote or RemotePolicy()
     properties = schema.get("properties", {})
     for name, field in SubmitRequest.model_fields.items():
         prop = properties.get(field.alias or name)
         if prop is not None and not field.is_required() and "default" not in prop:
             prop["default"] = field.get_default(call_default_factory=True)
+    sentences = _remote_notes(remote)
     for name, cap in _cap_of(limits).items():
+        if name in properties:
+            properties[name][_CAP_KEY] = cap
+            sentences[name] = f"Hard cap on this server: {cap}; a larger ask is clamped to it."
+    if "delay" in properties:
+        properties["delay"]["default"] = remote.delay
+    for name, sentence in sentences.items():
         prop = properties.get(name)
-        if prop is None:
-            continue
-        prop[_CAP_KEY] = cap
-        sentence = f"Hard cap on this server: {cap}; a larger ask is clamped to it."
-        prop["description"] = f"{prop.get('description', '').rstrip()} {sentence}".strip()
+        if prop is not None:
+            prop["description"] = f"{prop.get('description', '').rstrip()} {sentence}".strip()
     return schema
 
 
-def submit_schema(limits: Limits) -> dict[str, Any]:
+def submit_schema(limits: Limits, remote: RemotePolicy | None = None) -> dict[str, Any]:
     """The JSON schema of :class:`SubmitRequest` (wire names), url and spider first, caps shown."""
     schema = copy.deepcopy(SubmitRequest.model_json_schema(by_alias=True))
     properties = schema["properties"]
     first = {key: properties.pop(key) for key in ("url", "spider")}
     schema["properties"] = {**first, **properties}
-    return annotate_request_schema(schema, limits)
+    return annotate_request_schema(schema, limits, remote)
 
 
 class _Wire(BaseModel):
@@ -153,21 +251,25 @@ class PageFailure(_Wire):
 
 
 class Clamped(_Wire):
-    """One option the request asked above this server's hard cap, and what was applied."""
+    """One option held to this server's limits: lowered to a hard cap, or delay raised."""
 
-    field: str = Field(description="The option's wire name, e.g. maxPages.")
+    field: str = Field(description="The option's wire name, e.g. maxPages or delay.")
     requested: int | float = Field(description="What the request asked for.")
-    applied: int | float = Field(description="The operator's cap, which was applied instead.")
+    applied: int | float = Field(
+        description="What was applied instead: the operator's cap, or for delay its minimum."
+    )
 
 
 def clamped_fields(requested: CrawlOptions, applied: CrawlOptions) -> list[Clamped]:
-    """Every capped option that ``applied`` holds lower than ``requested`` asked."""
+    """Every capped option ``applied`` holds lower than asked, and a delay it holds higher."""
     fields = CrawlOptions.model_fields
     out: list[Clamped] = []
     for option, _cap in CAPPED_OPTIONS:
         asked, got = getattr(requested, option), getattr(applied, option)
         if got < asked:
             out.append(Clamped(field=fields[option].alias or option, requested=asked, applied=got))
+    if applied.delay > requested.delay:
+        out.append(Clamped(field="delay", requested=requested.delay, applied=applied.delay))
     return out
 
 
@@ -196,7 +298,9 @@ class CrawlResult(_Wire):
     )
     elapsed_ms: int = Field(description="Wall time of the crawl in milliseconds.")
     applied: CrawlOptions = Field(description="The options the crawl ran with, after clamping.")
-    clamped: list[Clamped] = Field(description="Options lowered to this server's hard caps.")
+    clamped: list[Clamped] = Field(
+        description="Options held to this server's limits (caps lowered, delay raised)."
+    )
     warnings: list[str] = Field(description="Notes for the caller, e.g. why the crawl stopped.")
 
     @classmethod
@@ -355,7 +459,9 @@ class JobOut(_Wire):
     created_at: datetime = Field(description="When the job was accepted (UTC).")
     finished_at: datetime | None = Field(description="When it ended (UTC); null while running.")
     applied: CrawlOptions = Field(description="The options the crawl runs with, after clamping.")
-    clamped: list[Clamped] = Field(description="Options lowered to this server's hard caps.")
+    clamped: list[Clamped] = Field(
+        description="Options held to this server's limits (caps lowered, delay raised)."
+    )
     progress: JobProgress = Field(description="Pages so far.")
     result: CrawlResult | None = Field(
         description="The crawl summary once the job has ended (partial when cancelled)."
@@ -364,10 +470,22 @@ class JobOut(_Wire):
     links: dict[str, str] = Field(description="URLs of this job and of its event stream.")
 
     @classmethod
-    def from_job(cls, job: Job, *, base: str, error: ErrorDetail | None = None) -> JobOut:
-        """Shape a job; ``base`` is the job collection path, ``error`` why it failed."""
+    def from_job(
+        cls,
+        job: Job,
+        *,
+        base: str,
+        error: ErrorDetail | None = None,
+        requested: CrawlOptions | None = None,
+    ) -> JobOut:
+        """Shape a job; ``base`` is the job collection path, ``error`` why it failed.
+
+        ``requested`` is what the caller asked, when the server changed it before
+        starting the job (default: the options the job was started with).
+        """
         pages = job.pages
         summary = job.summary
+        asked = requested if requested is not None else job.requested
         return cls(
             id=job.id,
             status=str(job.status),
@@ -375,14 +493,14 @@ class JobOut(_Wire):
             created_at=job.created_at,
             finished_at=job.finished_at,
             applied=job.applied,
-            clamped=clamped_fields(job.requested, job.applied),
+            clamped=clamped_fields(asked, job.applied),
             progress=JobProgress(
                 pages_crawled=len(pages),
                 pages_indexed=sum(1 for p in pages if p.indexed),
                 errors=sum(1 for p in pages if p.error is not None),
                 max_pages=job.applied.max_pages,
             ),
-            result=None if summary is None else CrawlResult.from_summary(summary, job.requested),
+            result=None if summary is None else CrawlResult.from_summary(summary, asked),
             error=error,
             links={"self": f"{base}/{job.id}", "events": f"{base}/{job.id}/events"},
         )

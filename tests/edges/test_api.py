@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from tests.edges.api_helpers import serve_api
+from tests.fakes import FakeClock
 
 from sitelore.demo_site import bundled_site_path, serve_site
 from sitelore.models import Limits
+from sitelore.wire import RemotePolicy, SubmitRequest
 
 SUBMIT = "/api/v1/documents/url"
 GUIDE = [
@@ -301,3 +304,189 @@ class TestDocuments:
         async with serve_api(tmp_path) as api:
             response = await api.client.get("/healthz")
         assert response.json()["status"] == "ok"
+
+
+#: Loose JSON a lax parser would coerce; each must be a 422 naming its field.
+LOOSE_VALUES: list[tuple[str, Any]] = [
+    ("spider", "yes"),
+    ("spider", "true"),
+    ("spider", 1),
+    ("maxPages", "10"),
+    ("maxPages", 10.5),
+    ("maxPages", True),
+    ("maxDepth", "2"),
+    ("sameDomain", "off"),
+    ("sameDomain", 0),
+    ("pathPrefix", 5),
+    ("excludePatterns", [1]),
+    ("delay", "2"),
+    ("delay", True),
+    ("concurrency", "1"),
+    ("respectRobots", "true"),
+    ("sitemap", "no"),
+    ("url", 5),
+]
+
+
+class TestStrictBodies:
+    @pytest.mark.parametrize("path", [SUBMIT, "/api/v1/crawls"])
+    async def test_loose_values_are_422_naming_the_field(
+        self, path: str, site: str, tmp_path: Path
+    ) -> None:
+        """No coercion: "10" is not a number, 1 and "yes" are not booleans; nothing runs."""
+        answers = []
+        async with serve_api(tmp_path) as api:
+            for field, value in LOOSE_VALUES:
+                body = {"url": f"{site}/", "spider": True, field: value}
+                answers.append((field, value, await api.client.post(path, json=body)))
+            stored = (await api.client.get("/api/v1/documents")).json()["total"]
+        wrong = [
+            (field, value, response.status_code, response.text)
+            for field, value, response in answers
+            if response.status_code != 422
+            or response.json()["error"]["field"].split(".")[0] != field  # excludePatterns.0
+            or not response.json()["error"]["message"].startswith(field)
+        ]
+        assert wrong == []
+        assert stored == 0
+
+    async def test_json_integers_are_numbers_and_arrays_are_lists(
+        self, site: str, tmp_path: Path
+    ) -> None:
+        """An integer is a valid number of seconds; excludePatterns is a JSON array."""
+        body = {
+            "url": f"{site}/guide/",
+            "spider": True,
+            "maxPages": 3,
+            "delay": 2,
+            "excludePatterns": ["*/deployment*"],
+        }
+        async with serve_api(tmp_path) as api:
+            response = await api.client.post(SUBMIT, json=body)
+        assert response.status_code == 201, response.text
+        applied = response.json()["applied"]
+        assert applied["delay"] == 2.0
+        assert applied["excludePatterns"] == ["*/deployment*"]
+
+
+class TestRemotePoliteness:
+    """Robots.txt, the least delay and rendering stay the operator's to decide."""
+
+    @pytest.mark.parametrize("path", [SUBMIT, "/api/v1/crawls"])
+    async def test_respect_robots_false_is_refused(
+        self, path: str, site: str, tmp_path: Path
+    ) -> None:
+        async with serve_api(tmp_path) as api:
+            refused = await api.client.post(
+                path, json={"url": f"{site}/", "spider": True, "respectRobots": False}
+            )
+            stored = (await api.client.get("/api/v1/documents")).json()["total"]
+        assert refused.status_code == 422
+        error = refused.json()["error"]
+        assert error["field"] == "respectRobots"
+        assert "set by the operator only" in error["message"]
+        assert stored == 0
+
+    async def test_respect_robots_true_is_accepted(self, site: str, tmp_path: Path) -> None:
+        async with serve_api(tmp_path) as api:
+            response = await api.client.post(
+                SUBMIT, json={"url": f"{site}/faq.html", "respectRobots": True}
+            )
+        assert response.status_code == 201, response.text
+
+    @pytest.mark.parametrize("path", [SUBMIT, "/api/v1/crawls"])
+    async def test_render_needs_the_operator(self, path: str, site: str, tmp_path: Path) -> None:
+        async with serve_api(tmp_path) as api:
+            refused = await api.client.post(path, json={"url": f"{site}/", "render": True})
+            plain = await api.client.post(path, json={"url": f"{site}/", "render": False})
+        assert refused.status_code == 422
+        assert refused.json()["error"]["field"] == "render"
+        assert "--allow-render" in refused.json()["error"]["message"]
+        assert plain.status_code in (201, 202), plain.text
+
+    def test_render_is_passed_on_where_the_operator_allows_it(self) -> None:
+        """With --allow-render the request runs as asked (rendering itself is not run here)."""
+        request = SubmitRequest(url="https://docs.example.com/", render=True)
+        asked, run = RemotePolicy(allow_render=True).admit(request)
+        assert run.render is True
+        assert asked.render is True
+
+    async def test_smaller_delay_is_raised_said_and_applied(
+        self, site: str, tmp_path: Path
+    ) -> None:
+        """delay 0 runs with the operator's 1 s (the crawl really waits) and clamped says so."""
+        body = {"url": f"{site}/guide/", "spider": True, "maxPages": 3, "delay": 0}
+        async with serve_api(tmp_path) as api:
+            response = await api.client.post(SUBMIT, json=body)
+            clock = api.runtime.clock
+        assert response.status_code == 201, response.text
+        data = response.json()
+        assert data["applied"]["delay"] == 1.0
+        assert data["clamped"] == [{"field": "delay", "requested": 0.0, "applied": 1.0}]
+        assert isinstance(clock, FakeClock)
+        assert clock.sleeps
+        assert min(clock.sleeps) >= 0.99
+
+    async def test_operator_delay_is_the_default_and_the_floor(
+        self, site: str, tmp_path: Path
+    ) -> None:
+        """An omitted delay gets the operator's, silently; a larger ask is kept."""
+        base = {"url": f"{site}/guide/", "spider": True, "maxPages": 2}
+        async with serve_api(tmp_path, remote=RemotePolicy(delay=0.3)) as api:
+            omitted = (await api.client.post(SUBMIT, json=base)).json()
+            larger = (await api.client.post(SUBMIT, json={**base, "delay": 2})).json()
+            smaller = (await api.client.post(SUBMIT, json={**base, "delay": 0.1})).json()
+            doc = (await api.client.get("/openapi.json")).json()
+        assert (omitted["applied"]["delay"], omitted["clamped"]) == (0.3, [])
+        assert (larger["applied"]["delay"], larger["clamped"]) == (2.0, [])
+        assert smaller["applied"]["delay"] == 0.3
+        assert smaller["clamped"] == [{"field": "delay", "requested": 0.1, "applied": 0.3}]
+        props = doc["components"]["schemas"]["SubmitRequest"]["properties"]
+        assert props["delay"]["default"] == 0.3
+        assert "0.3 s" in props["delay"]["description"]
+
+    async def test_job_with_a_smaller_delay_says_it_was_raised(
+        self, site: str, tmp_path: Path
+    ) -> None:
+        body = {"url": f"{site}/guide/", "maxPages": 2, "delay": 0.5}
+        async with serve_api(tmp_path) as api:
+            started = await api.client.post("/api/v1/crawls", json=body)
+            job = started.json()
+            later = (await api.client.get(job["links"]["self"])).json()
+        assert started.status_code == 202, started.text
+        clamp = [{"field": "delay", "requested": 0.5, "applied": 1.0}]
+        assert job["applied"]["delay"] == 1.0
+        assert job["clamped"] == clamp
+        assert later["clamped"] == clamp
+
+    async def test_robots_refusal_names_no_cli_flag(self, site: str, tmp_path: Path) -> None:
+        """A start URL robots.txt disallows is 400 saying the operator decides, not --no-robots."""
+        async with serve_api(tmp_path) as api:
+            response = await api.client.post(SUBMIT, json={"url": f"{site}/internal/"})
+        assert response.status_code == 400
+        error = response.json()["error"]
+        assert error["code"] == "robots-denied"
+        assert error["field"] == "url"
+        assert "--no-robots" not in error["message"]
+        assert "respect_robots" not in error["message"]
+        assert "respectRobots is set by the operator only" in error["message"]
+        assert f"{site}/robots.txt" in error["message"]
+
+    async def test_openapi_documents_the_operator_rules(self, tmp_path: Path) -> None:
+        """The pinned seed fields keep their shape; the operator-only ones say so."""
+        async with serve_api(tmp_path) as api:
+            doc = (await api.client.get("/openapi.json")).json()
+        for name in ("SubmitRequest", "CrawlJobRequest"):
+            props = doc["components"]["schemas"][name]["properties"]
+            assert "set by the operator only" in props["respectRobots"]["description"].lower()
+            assert "--allow-render" in props["render"]["description"]
+            assert "refused" in props["render"]["description"]
+            assert props["delay"]["default"] == 1.0
+            assert "minimum" in props["delay"]["description"]
+            assert props["url"]["type"] == "string"
+            assert props["spider"]["type"] == "boolean"
+            assert props["maxPages"]["type"] == "integer"
+            assert props["maxDepth"]["type"] == "integer"
+            assert props["sameDomain"]["type"] == "boolean"
+            assert props["excludePatterns"]["type"] == "array"
+            assert "pathPrefix" in props

@@ -133,7 +133,7 @@ class TestJobs:
     ) -> None:
         """DELETE stops a job while a page hangs; the page fetched before stays stored."""
         site, base = gated
-        body = {"url": f"{base}/", "maxPages": 10, "concurrency": 1, "respectRobots": False}
+        body = {"url": f"{base}/", "maxPages": 10, "concurrency": 1}
         async with serve_api(tmp_path) as api:
             job = (await api.client.post(CRAWLS, json=body)).json()
             await asyncio.wait_for(site.asked.wait(), 10)
@@ -158,7 +158,7 @@ class TestJobs:
     ) -> None:
         """With every crawl slot taken, another job or synchronous crawl is 429 busy."""
         _site, base = gated
-        body = {"url": f"{base}/", "concurrency": 1, "respectRobots": False}
+        body = {"url": f"{base}/", "concurrency": 1}
         async with serve_api(tmp_path, max_active_crawls=1) as api:
             first = await api.client.post(CRAWLS, json=body)
             second = await api.client.post(CRAWLS, json=body)
@@ -186,6 +186,8 @@ class TestJobs:
         assert end["status"] == "failed"
         assert end["error"]["code"] == "robots-denied"
         assert "robots.txt" in end["error"]["message"]
+        assert "--no-robots" not in end["error"]["message"]
+        assert "set by the operator only" in end["error"]["message"]
 
     async def test_unknown_job_is_404(self, tmp_path: Path) -> None:
         """GET, DELETE and events of an unknown job are JSON 404s."""

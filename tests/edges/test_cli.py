@@ -12,6 +12,14 @@ import pytest
 
 from sitelore.cli import main
 from sitelore.demo_site import bundled_site_path, serve_site
+from sitelore.store import SQLiteStore
+
+
+async def _create_store(path: Path) -> None:
+    """An empty sitelore store at ``path`` (the read-only commands never create one)."""
+    store = SQLiteStore(path)
+    await store.count()
+    await store.close()
 
 
 def run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
@@ -166,16 +174,24 @@ class TestAgainstASite:
         code, out, _ = run_cli(["list", "--db", db, "--json"], capsys)
         assert json.loads(out)["total"] == 1
 
-    def test_fetch_of_a_missing_page_exits_1(
+    def test_fetch_of_a_missing_page_is_reported_and_exits_0(
         self, site: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
     ) -> None:
-        """The one page asked for answering 404 is reported with exit 1."""
-        code, _, err = run_cli(
-            ["fetch", site + "/nope.html", "--db", str(tmp_path / "s.db"),
-             "--allow-private", "127.0.0.1"],
-            capsys,
-        )  # fmt: skip
-        assert code == 1
+        """A page that fails is an outcome, not a fatal error: reported, exit 0 (pinned)."""
+        common = ["--db", str(tmp_path / "s.db"), "--allow-private", "127.0.0.1"]
+        code, out, err = run_cli(["fetch", site + "/nope.html", *common], capsys)
+        assert code == 0
+        assert out == ""
+        (line,) = err.strip().splitlines()
+        assert line.startswith("sitelore: failed (http-status): ")
+        assert "/nope.html" in line
+        assert "404" in line
+
+        code, out, err = run_cli(["fetch", site + "/nope.html", "--json", *common], capsys)
+        assert code == 0
+        outcome = json.loads(out)
+        assert outcome["error"]["kind"] == "http-status"
+        assert outcome["status"] == 404
         assert "404" in err
 
     def test_loopback_is_refused_without_the_operator_opt_in(
@@ -190,6 +206,62 @@ class TestAgainstASite:
         self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
     ) -> None:
         """show of an id that is not stored exits 2 naming it."""
-        code, _, err = run_cli(["show", "deadbeef", "--db", str(tmp_path / "s.db")], capsys)
+        db = tmp_path / "s.db"
+        asyncio.run(_create_store(db))
+        code, _, err = run_cli(["show", "deadbeef", "--db", str(db)], capsys)
         assert code == 2
         assert "deadbeef" in err
+
+
+#: Malformed spellings of a URL with a password; the CLI must never print it.
+MALFORMED_USERINFO_URLS = [
+    "http:\\\\someuser:secretpw@host.example/",
+    "http:\\someuser:secretpw@host.example/",
+    "http:someuser:secretpw@host.example/",
+    "http:/someuser:secretpw@host.example/",
+    "http:///someuser:secretpw@host.example/",
+    "http:/\\/someuser:secretpw@host.example/",
+    "HTTPS:\\\\someuser:secretpw@host.example/",
+    "http://someuser:secretpw@@host.example/",
+    "http://someuser:secretpw\\@host.example/",
+    "http://someuser:secretpw%40host.example/",
+    "http://someuser%3Asecretpw%40host.example/",
+    "http://someuser:secretpw\uff20host.example/",
+    "http://someuser:secretpw\uff03@host.example/",
+    "http://someuser:secretpw/x@host.example/",
+    "http://someuser:secretpw#x@host.example/",
+    "http://someuser:secretpw@[::1/",
+    "//someuser:secretpw@host.example/",
+    "someuser:secretpw@host.example",
+]
+
+
+class TestPasswordsNeverEchoed:
+    @pytest.mark.parametrize("url", MALFORMED_USERINFO_URLS)
+    @pytest.mark.parametrize("command", ["fetch", "crawl"])
+    def test_malformed_userinfo_is_refused_without_the_password(
+        self, command: str, url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """However the slashes or the "@" are written: exit 2, one line, no password."""
+        code, out, err = run_cli([command, url, "--db", str(tmp_path / "s.db")], capsys)
+        assert code == 2
+        assert len(err.strip().splitlines()) == 1, err
+        for secret in ("secretpw", "someuser"):
+            assert secret not in err
+            assert secret not in out
+
+
+class TestServerPolitenessFlags:
+    @pytest.mark.parametrize("command", ["serve", "mcp"])
+    def test_operator_flags_exist_and_delay_is_checked(
+        self, command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """--delay (the floor for remote requests) and --allow-render; a negative delay is 2."""
+        code, out, _ = run_cli([command, "--help"], capsys)
+        assert code == 0
+        assert "--delay" in out
+        assert "--allow-render" in out
+        code, _, err = run_cli([command, "--delay", "-1", "--db", str(tmp_path / "s.db")], capsys)
+        assert code == 2
+        assert "--delay" in err
+        assert "No such option" not in err

@@ -15,6 +15,7 @@ from tests.scale_support import delete_namespace, namespace_url
 
 from sitelore.cli import main
 from sitelore.demo_site import bundled_site_path, serve_site
+from sitelore.store import SQLiteStore
 
 
 def run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
@@ -202,6 +203,12 @@ def test_without_the_scale_extra_the_cli_runs_and_says_what_is_missing(
             check=False,
         )
 
+    async def create_store() -> None:  # list never creates one
+        store = SQLiteStore(tmp_path / "s.db")
+        await store.count()
+        await store.close()
+
+    asyncio.run(create_store())
     listed = run("list", "--db", str(tmp_path / "s.db"), "--json")
     worker = run("worker", "--frontier", "redis://127.0.0.1:6379/0")
     postgres = run("list", "--db", "postgresql://postgres@127.0.0.1/x")

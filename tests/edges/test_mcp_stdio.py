@@ -87,7 +87,7 @@ class TestTools:
         async def on_progress(progress: float, total: float | None, message: str | None) -> None:
             seen.append((progress, total, message))
 
-        async with server_client(tmp_path) as client:
+        async with server_client(tmp_path, "--delay", "0") as client:
             submitted = await client.call_tool(
                 "submit-document",
                 {
@@ -140,6 +140,17 @@ class TestTools:
         """Wrong types, unknown fields, refused URLs and unknown tools are error results."""
         calls: list[tuple[str, dict[str, Any], str]] = [
             ("submit-document", {"url": f"{site}/", "maxPages": "x"}, "maxPages"),
+            ("submit-document", {"url": f"{site}/", "maxPages": "10"}, "maxPages"),
+            ("submit-document", {"url": f"{site}/", "spider": "yes"}, "spider"),
+            ("submit-document", {"url": f"{site}/", "sameDomain": "off"}, "sameDomain"),
+            (
+                "submit-document",
+                {"url": f"{site}/", "respectRobots": False},
+                "respectRobots: set by the operator only",
+            ),
+            ("submit-document", {"url": f"{site}/", "render": True}, "--allow-render"),
+            ("submit-document", {"url": f"{site}/internal/"}, "set by the operator only"),
+            ("search-documents", {"query": "x", "limit": "5"}, "limit"),
             (
                 "submit-document",
                 {"url": f"{site}/", "allowPrivate": ["10.0.0.0/8"]},

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import gzip
 import itertools
 import shutil
@@ -139,12 +140,31 @@ class TestBundledSite:
         assert "/concepts/queues.html" not in fetched
         assert "/concepts/tasks.html" in fetched
 
-    async def test_operator_cap_clamps_a_larger_ask(self, site: str, tmp_path: Path) -> None:
-        """Asking for 10 000 pages under a cap of 200 runs with 200, and the summary says so."""
-        summary = await crawl(tmp_path, site + "/", CrawlOptions(max_pages=10_000, max_depth=0))
+    async def test_operator_cap_clamps_a_larger_ask(self, tmp_path: Path) -> None:
+        """Asking 10 000 pages of a deep crawl under an operator cap of 7: exactly 7 fetched.
+
+        The site has far more than 7 pages within depth 5, so the cap is what stops the
+        crawl; the server's own log counts the requests, and the summary says what was
+        applied and why.
+        """
+        arrivals: list[tuple[float, str]] = []
+        async with serve_site(SITE, log=arrivals) as base:
+            summary = await crawl(
+                tmp_path, base + "/", CrawlOptions(max_pages=10_000, max_depth=5), max_pages=7
+            )
+        fetched = paths(summary, base)
+        assert len(fetched) == 7
+        assert set(fetched) == set(EXPECTED_DEFAULT[:7])  # the seed and its six links (BFS)
+        requested = [path for _, path in arrivals if path != "/robots.txt"]
+        assert sorted(requested) == sorted(fetched)  # seven page requests reached the server
+        assert summary.pages_indexed == 7
+        assert await _count(tmp_path) == 7
+        assert (summary.truncated, summary.truncated_reason) == (True, "max_pages")
+        assert summary.unfetched > 0
         data = summary.to_json()
-        assert data["applied"]["maxPages"] == 200
-        assert any("clamped" in note for note in data["clamped"])
+        assert data["truncated"] is True
+        assert (data["applied"]["maxPages"], data["applied"]["maxDepth"]) == (7, 5)
+        assert data["clamped"] == [{"field": "maxPages", "requested": 10_000, "applied": 7}]
 
     async def test_crawl_delay_spaces_requests_on_the_server_clock(self, tmp_path: Path) -> None:
         """Crawl-delay 0.05 gives gaps of at least 50 ms between page requests, server-measured."""
@@ -164,12 +184,16 @@ class TestBundledSite:
         assert len(times) == 6
         assert min(b - a for a, b in itertools.pairwise(times)) >= 0.05
 
-    async def test_disallowed_start_url_is_refused_before_fetching(
-        self, site: str, tmp_path: Path
-    ) -> None:
-        """A start URL under Disallow fails as a usage error naming the opt-out."""
-        with pytest.raises(RobotsRefusedError, match="--no-robots"):
-            await crawl(tmp_path, site + "/internal/release-checklist.html", CrawlOptions())
+    async def test_disallowed_start_url_is_refused_before_fetching(self, tmp_path: Path) -> None:
+        """A start URL under Disallow fails as a usage error naming the opt-out.
+
+        The server's log proves it: robots.txt was asked for, once, and nothing else.
+        """
+        arrivals: list[tuple[float, str]] = []
+        async with serve_site(SITE, log=arrivals) as base:
+            with pytest.raises(RobotsRefusedError, match="--no-robots"):
+                await crawl(tmp_path, base + "/internal/release-checklist.html", CrawlOptions())
+        assert [path for _, path in arrivals] == ["/robots.txt"]
         assert not (tmp_path / "s.db").exists() or await _count(tmp_path) == 0
 
 
@@ -297,3 +321,90 @@ async def test_deadline_cancels_in_flight_requests_and_keeps_pages(tmp_path: Pat
     assert summary.pages_indexed >= 1  # the home page, stored before the hang
     assert summary.elapsed_ms < 5000  # the 5 s hang was cut short, not waited out
     assert await _count(tmp_path) == summary.pages_indexed
+
+
+# --- two origins: one request in flight per origin, both origins at once ------------------
+
+
+class InFlight:
+    """Counts, in the servers' handlers, requests in flight per origin (robots.txt
+    included) and page requests in flight overall (robots.txt left out)."""
+
+    def __init__(self) -> None:
+        self.now: dict[str, int] = {}
+        self.most: dict[str, int] = {}
+        self.pages = 0
+        self.most_pages = 0
+        self.requests: list[str] = []
+
+    def enter(self, origin: str, path: str) -> None:
+        self.requests.append(origin + path)
+        self.now[origin] = self.now.get(origin, 0) + 1
+        self.most[origin] = max(self.most.get(origin, 0), self.now[origin])
+        if path != "/robots.txt":
+            self.pages += 1
+            self.most_pages = max(self.most_pages, self.pages)
+
+    def leave(self, origin: str, path: str) -> None:
+        self.now[origin] -= 1
+        if path != "/robots.txt":
+            self.pages -= 1
+
+
+def _two_origin_app(index: int, origins: list[str], meter: InFlight) -> web.Application:
+    """Host ``index`` serves /, /p1../p4 (0.1 s each); host 0's home links host 1's."""
+
+    async def handle(request: web.Request) -> web.StreamResponse:
+        origin = origins[index]
+        meter.enter(origin, request.path)
+        try:
+            if request.path == "/robots.txt":
+                return web.Response(text="User-agent: *\nAllow: /\n")
+            await asyncio.sleep(0.1)  # server-side latency, so requests overlap
+            pages = [f"/p{k}" for k in range(1, 5)]
+            if request.path not in ("/", *pages):
+                return web.Response(status=404, text="no")
+            links = pages + ([origins[1] + "/"] if index == 0 else [])
+            anchors = "".join(f'<a href="{href}">{href}</a> ' for href in links)
+            body = (
+                f"<html><head><title>Host {index} {request.path}</title></head><body><main>"
+                f"<h1>Host {index}</h1><p>Page {request.path} of host {index}.</p>{anchors}"
+                "</main></body></html>"
+            )
+            return web.Response(text=body, content_type="text/html")
+        finally:
+            meter.leave(origin, request.path)
+
+    app = web.Application()
+    app.router.add_get("/{tail:.*}", handle)
+    return app
+
+
+async def test_one_request_per_origin_and_both_origins_at_once(tmp_path: Path) -> None:
+    """Concurrency 4 over two origins (127.0.0.1, 127.0.0.2): at most one request in flight
+    per origin, and the two origins overlap, as the servers themselves counted."""
+    meter = InFlight()
+    origins: list[str] = []
+    servers = [
+        TestServer(_two_origin_app(i, origins, meter), host=host)
+        for i, host in enumerate(("127.0.0.1", "127.0.0.2"))
+    ]
+    for server in servers:
+        await server.start_server()
+        origins.append(str(server.make_url("")).rstrip("/"))
+    settings = Settings(store=str(tmp_path / "s.db"), allow_private=("127.0.0.1", "127.0.0.2"))
+    options = CrawlOptions(max_pages=50, max_depth=3, delay=0.0, concurrency=4, same_domain=False)
+    try:
+        async with Runtime(settings) as runtime:
+            summary = await runtime.crawl(origins[0] + "/", options)
+    finally:
+        for server in servers:
+            await server.close()
+
+    pages = {origin + path for origin in origins for path in ("/", "/p1", "/p2", "/p3", "/p4")}
+    assert {page.url for page in summary.pages} == pages
+    assert summary.pages_indexed == 10
+    assert summary.errors == 0
+    assert sorted(meter.requests) == sorted([*pages, *(o + "/robots.txt" for o in origins)])
+    assert meter.most == {origins[0]: 1, origins[1]: 1}
+    assert meter.most_pages == 2  # page requests to the two origins overlapped

@@ -10,7 +10,7 @@ import pytest
 import redis.asyncio as aioredis
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from tests.scale_support import REDIS, delete_namespace, namespace_url
+from tests.scale_support import REDIS, delete_namespace, namespace_url, require_redis
 
 from sitelore.errors import ConfigError, UsageError
 from sitelore.frontier_redis import (
@@ -39,6 +39,7 @@ async def frontier() -> AsyncIterator[RedisFrontier]:
 
 @pytest.fixture
 async def raw() -> AsyncIterator[aioredis.Redis]:
+    require_redis()
     client = aioredis.Redis.from_url(REDIS, decode_responses=True)
     yield client
     await client.aclose()

@@ -6,6 +6,7 @@ without them they are skipped, and the usage error for ``--render`` is tested in
 
 from __future__ import annotations
 
+import logging
 import sys
 from pathlib import Path
 
@@ -15,7 +16,7 @@ from aiohttp.test_utils import TestServer
 
 from sitelore.bootstrap import Runtime
 from sitelore.config import Settings
-from sitelore.errors import UsageError
+from sitelore.errors import BlockedURLError, UsageError
 from sitelore.models import CrawlOptions
 from sitelore.store import open_store
 
@@ -72,9 +73,17 @@ def _chromium_or_skip() -> None:
         pytest.skip("no Chromium on this machine (apt-get install chromium)")
 
 
-async def test_render_runs_scripts_through_the_guarded_fetcher(tmp_path: Path) -> None:
-    """The JS-built content is stored; sub-requests go through our fetcher; private ones fail."""
+async def test_render_runs_scripts_through_the_guarded_fetcher(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The JS-built content is stored; sub-requests go through our fetcher; private ones fail.
+
+    The script's ``fetch('http://10.9.9.9/steal')`` reaches the guarded fetcher, which
+    refuses it (BlockedURLError: a private address not allowed); the renderer aborts
+    that request and says so in its debug log.
+    """
     _chromium_or_skip()
+    caplog.set_level(logging.DEBUG, logger="sitelore.render")
     log: list[str] = []
     server = TestServer(_app(log), host="127.0.0.1")
     await server.start_server()
@@ -98,6 +107,18 @@ async def test_render_runs_scripts_through_the_guarded_fetcher(tmp_path: Path) -
     # The page itself was fetched once (by the crawl), its script and data once each
     # (through the fetcher); the image was never requested.
     assert sorted(log) == ["/", "/app.js", "/data.json"]
+    refusals = {
+        str(record.args[0]): record.args[1]
+        for record in caplog.records
+        if record.name == "sitelore.render"
+        and record.msg == "render sub-request refused %s: %s"
+        and isinstance(record.args, tuple)
+    }
+    assert set(refusals) == {"http://10.9.9.9/steal"}
+    refusal = refusals["http://10.9.9.9/steal"]
+    assert isinstance(refusal, BlockedURLError)
+    assert (refusal.url, refusal.address) == ("http://10.9.9.9/steal", "10.9.9.9")
+    assert "private" in refusal.reason
 
 
 async def test_render_without_the_extra_is_a_usage_error(

@@ -27,6 +27,7 @@ from warcio.archiveiterator import ArchiveIterator
 from warcio.cli import main as warcio_main
 
 from sitelore.bootstrap import Runtime
+from sitelore.cli import main as cli_main
 from sitelore.config import Settings
 from sitelore.convert import to_document
 from sitelore.demo_site import bundled_site_path, serve_site
@@ -549,8 +550,41 @@ class TestExport:
         assert len(report.missing) == 3
 
 
-async def test_archive_error_is_a_config_error_with_its_kind() -> None:
-    """ArchiveError exits 78 from a command and is an invalid-config outcome in a crawl."""
-    error = ArchiveError("x")
-    assert error.exit_code == 78
-    assert error.kind == "invalid-config"
+def _run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    with pytest.raises(SystemExit) as info:
+        cli_main(args)
+    out, err = capsys.readouterr()
+    code = info.value.code
+    return (code if isinstance(code, int) else 1), out, err
+
+
+@pytest.mark.parametrize("as_json", [False, True], ids=["table", "json"])
+def test_replay_of_an_empty_archive_dir_exits_78_with_one_invalid_config_outcome(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], as_json: bool
+) -> None:
+    """``crawl --replay EMPTY_DIR``: the summary is printed with its one page, exit 78.
+
+    The archive error is the crawl's outcome (kind invalid-config, naming the folder),
+    not a crash; nothing is fetched, and no socket or lookup is even attempted.
+    """
+    empty = tmp_path / "archive"
+    empty.mkdir()
+    db = tmp_path / "s.db"
+    args = ["crawl", "https://docs.example.com/", "--replay", str(empty), "--db", str(db)]
+    with network_disabled() as attempts:
+        code, out, err = _run_cli(args + (["--json"] if as_json else []), capsys)
+    assert attempts == []
+    assert code == 78
+    if as_json:
+        summary = json.loads(out)
+        assert summary["pagesCrawled"] == 1
+        assert summary["pagesIndexed"] == 0
+        [page] = summary["pages"]
+        assert page["url"] == "https://docs.example.com/"
+        assert page["error"]["kind"] == "invalid-config"
+        assert str(empty) in page["error"]["message"]
+    else:
+        assert "invalid-config" in out
+        assert "https://docs.example.com/" in out
+    assert "Traceback" not in out + err
+    assert ArchiveError.exit_code == code

@@ -85,10 +85,12 @@ class TestCaptureLinks:
 
 
 class TestMigration:
-    def test_the_captures_step_is_idempotent(self, tmp_path: Path) -> None:
+    async def test_the_captures_step_is_idempotent(self, tmp_path: Path) -> None:
         """Running the step again on a migrated store (renumbered after a merge) is harmless."""
         path = tmp_path / "s.db"
-        SQLiteStore(path)  # creates and migrates
+        store = SQLiteStore(path)
+        await store.count()  # the first use creates and migrates
+        await store.close()
         conn = sqlite3.connect(path)
         try:
             assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION

@@ -16,7 +16,6 @@ from tests.scale_support import temp_database
 
 from sitelore.errors import ConfigError, SchemaVersionError
 from sitelore.models import Document, FetchMeta
-from sitelore.ports import Store
 from sitelore.store import PostgresStore, SQLiteStore, document_id, open_store
 from sitelore.store.postgres import PG_SCHEMA_VERSION
 
@@ -319,11 +318,3 @@ async def test_open_store_serves_postgresql_urls_and_hides_the_password(location
     assert "secret" not in repr(store)
     assert store.location == "postgresql://***@db.example/sitelore"
     await store.close()
-
-
-def test_the_store_satisfies_the_port() -> None:
-    def accepts(store: Store) -> Store:
-        return store
-
-    store = PostgresStore("postgresql://postgres@127.0.0.1/none")
-    assert accepts(store) is store

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
+import os
 import sqlite3
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta, timezone
@@ -11,7 +11,15 @@ from pathlib import Path
 
 import pytest
 
-from sitelore.errors import ConfigError, SchemaVersionError, StoreError
+from sitelore.errors import (
+    EXIT_CONFIG,
+    EXIT_USAGE,
+    ConfigError,
+    NoStoreError,
+    SchemaVersionError,
+    StoreError,
+    StoreLocationError,
+)
 from sitelore.models import Document, FetchMeta
 from sitelore.ports import Store
 from sitelore.store import (
@@ -283,49 +291,65 @@ async def test_search_stems_and_folds_case_and_accents(
     assert [hit.id for hit in await store.search(query)] == [result.id]
 
 
-@pytest.mark.parametrize(
-    "query",
-    [
-        "NOT",
-        "NOT alpha",
-        "alpha NOT",
-        '"',
-        '"alpha',
-        'al"pha',
-        "a OR",
-        "OR",
-        "AND",
-        "*",
-        "alpha*",
-        "title:x",
-        "markdown:alpha",
-        "{title}: alpha",
-        "(",
-        ")",
-        "(alpha",
-        "NEAR(a b)",
-        "NEAR",
-        "-x",
-        "-",
-        "^alpha",
-        "+",
-        ":",
-        "alpha\0beta",
-        "\0",
-        "\ud800",
-        "日本語のテキスト",
-        "émoji 🕷️",
-        "' ; DROP TABLE documents; --",
-        "a" * 5000,
-    ],
-)
-async def test_hostile_queries_never_raise(store: SQLiteStore, query: str) -> None:
-    await store.upsert(_doc("https://a.test/x", "Alpha", "alpha beta x title"), _meta())
+#: (query, found): the document is "Alpha" / "alpha beta x title". A query finds it exactly
+#: when every word in it (FTS syntax being plain text) is a word of the document.
+HOSTILE_QUERIES = [
+    # The document's words wrapped in FTS5 syntax: the syntax is ignored, the word found.
+    ('"alpha', True),
+    ('alpha"', True),
+    ("alpha*", True),
+    ("(alpha", True),
+    ("alpha)", True),
+    ("alpha:", True),
+    ("-alpha", True),
+    ("^alpha", True),
+    ("+alpha", True),
+    ("-x", True),
+    ("{title}: alpha", True),
+    ("alpha\0beta", True),
+    ("alpha\ud800", True),
+    ('"alpha beta"', True),
+    # Operator words are words the document does not hold: nothing found, nothing raised.
+    ("NOT", False),
+    ("NOT alpha", False),
+    ("alpha NOT", False),
+    ("alpha OR", False),
+    ("a OR", False),
+    ("OR", False),
+    ("AND", False),
+    ("NEAR", False),
+    ("NEAR(a b)", False),
+    ('al"pha', False),  # two words, al and pha
+    ("title:x", False),  # the phrase "title x": the body says "x title"
+    ("markdown:alpha", False),
+    ("日本語のテキスト", False),
+    ("émoji 🕷️", False),
+    ("' ; DROP TABLE documents; --", False),
+    ("a" * 5000, False),
+    # Pure syntax: no word at all, nothing found.
+    ('"', False),
+    ('""', False),
+    ("*", False),
+    ("(", False),
+    (")", False),
+    ("-", False),
+    ("+", False),
+    (":", False),
+    ("\0", False),
+    ("\ud800", False),
+]
+
+
+@pytest.mark.parametrize(("query", "found"), HOSTILE_QUERIES)
+async def test_hostile_queries_never_raise(store: SQLiteStore, query: str, found: bool) -> None:
+    """FTS5 syntax in a query is plain text: it never raises, and the words still match."""
+    kept = await store.upsert(_doc("https://a.test/x", "Alpha", "alpha beta x title"), _meta())
+    await store.upsert(_doc("https://a.test/y", "Other", "nothing in common"), _meta())
 
     hits = await store.search(query)
 
-    assert isinstance(hits, list)
-    assert await store.count() == 1
+    assert [hit.id for hit in hits] == ([kept.id] if found else [])
+    assert await store.count() == 2
 
 
 async def test_operator_words_are_searched_as_plain_words(store: SQLiteStore) -> None:
@@ -416,6 +440,7 @@ async def test_count_counts_documents_not_upserts(store: SQLiteStore) -> None:
 
 async def test_a_new_file_is_migrated_to_the_current_version_in_wal_mode(db_path: Path) -> None:
     store = SQLiteStore(db_path)
+    assert await store.count() == 0  # first use creates the file
     await store.close()
 
     with contextlib.closing(_raw(db_path)) as conn:
@@ -500,6 +525,103 @@ def test_a_directory_in_the_way_raises_store_error(tmp_path: Path) -> None:
         SQLiteStore(tmp_path)
 
 
+# -- where a store may be created, and when ----------------------------------------------
+
+
+async def test_a_new_store_creates_its_file_and_folders_on_first_use_not_before(
+    tmp_path: Path,
+) -> None:
+    """Building the store checks the location; the first use creates the file."""
+    path = tmp_path / "made" / "later" / "s.db"
+    store = SQLiteStore(path)
+    try:
+        assert not (tmp_path / "made").exists()
+        assert "new" in repr(store)
+        await store.upsert(_doc("https://a.test/x"), _meta())
+        assert path.is_file()
+    finally:
+        await store.close()
+
+
+async def test_closing_an_unused_new_store_leaves_nothing_behind(tmp_path: Path) -> None:
+    """A crawl refused before its first page (robots.txt) must not leave an empty store."""
+    store = SQLiteStore(tmp_path / "sub" / "s.db")
+    await store.close()
+
+    assert os.listdir(tmp_path) == []
+    with pytest.raises(StoreError, match="closed"):
+        await store.count()
+
+
+def test_a_location_under_a_file_is_refused_at_once_as_a_config_error(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+
+    with pytest.raises(StoreLocationError, match="is a file") as caught:
+        SQLiteStore(blocker / "sub" / "s.db")
+
+    assert caught.value.exit_code == EXIT_CONFIG
+    assert blocker.read_text() == "x"
+
+
+def test_a_file_that_is_not_sqlite_is_a_config_error(db_path: Path) -> None:
+    """Pointing --db at some other file is the operator's mistake (exit 78), not a crash."""
+    db_path.write_text("root:x:0:0:root:/root:/bin/bash\n" * 40)
+
+    with pytest.raises(StoreLocationError, match="not an SQLite database") as caught:
+        SQLiteStore(db_path)
+
+    assert caught.value.exit_code == EXIT_CONFIG
+
+
+def test_another_programs_database_is_refused_untouched(db_path: Path) -> None:
+    with contextlib.closing(_raw(db_path)) as conn:
+        conn.execute("CREATE TABLE contacts (name TEXT)")
+    before = db_path.read_bytes()
+
+    with pytest.raises(StoreLocationError, match="not a sitelore store"):
+        SQLiteStore(db_path)
+
+    assert db_path.read_bytes() == before
+
+
+def test_create_false_refuses_a_missing_store_and_creates_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "nodir" / "s.db"
+
+    with pytest.raises(NoStoreError, match="no sitelore store here") as caught:
+        SQLiteStore(path, create=False)
+
+    assert caught.value.exit_code == EXIT_USAGE
+    assert str(path) in str(caught.value)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_create_false_refuses_an_empty_file_and_leaves_it_empty(empty_file: Path) -> None:
+    with pytest.raises(NoStoreError):
+        SQLiteStore(empty_file, create=False)
+
+    assert empty_file.read_bytes() == b""
+    assert sorted(p.name for p in empty_file.parent.iterdir()) == [empty_file.name]
+
+
+async def test_create_false_opens_an_existing_store(db_path: Path) -> None:
+    writer = SQLiteStore(db_path)
+    await writer.upsert(_doc("https://a.test/x", markdown="kept walrus"), _meta())
+    await writer.close()
+
+    reader = open_store(str(db_path), create=False)
+    try:
+        assert len(await reader.search("walrus")) == 1
+    finally:
+        await reader.close()
+
+
+def test_open_store_with_create_false_refuses_a_missing_file(tmp_path: Path) -> None:
+    with pytest.raises(NoStoreError):
+        open_store(f"sqlite:///{tmp_path}/missing.db", create=False)
+    assert list(tmp_path.iterdir()) == []
+
+
 async def test_close_is_idempotent_and_later_calls_raise_store_error(db_path: Path) -> None:
     store = SQLiteStore(db_path)
     await store.close()
@@ -571,12 +693,3 @@ async def test_open_store_memory_forms(location: str) -> None:
 def test_open_store_refuses_locations_it_cannot_serve(location: str) -> None:
     with pytest.raises(ConfigError):
         open_store(location)
-
-
-def test_the_store_satisfies_the_port() -> None:
-    def accepts(store: Store) -> Store:
-        return store
-
-    store = SQLiteStore(MEMORY)
-    assert accepts(store) is store
-    asyncio.run(store.close())

@@ -32,19 +32,37 @@ class TestIsLoopback:
         assert not is_loopback(host)
 
 
+def accepted(host: str, api_key: str | None) -> bool:
+    """The bind rule's decision as a value: True when ``check_bind`` lets it serve."""
+    try:
+        check_bind(host, api_key)
+    except ConfigError:
+        return False
+    return True
+
+
 class TestCheckBind:
-    def test_loopback_needs_no_key(self) -> None:
-        """127.0.0.1 without a key is fine."""
-        check_bind("127.0.0.1", None)
+    @pytest.mark.parametrize("host", ["127.0.0.1", "127.0.0.2", "::1", "[::1]", "localhost"])
+    def test_loopback_needs_no_key(self, host: str) -> None:
+        """Loopback without a key is accepted, while the wildcard without one is refused.
+
+        The pair proves the decision is made on the host: the same call with a host
+        beyond loopback raises.
+        """
+        assert accepted(host, None) is True
+        assert accepted("0.0.0.0", None) is False
 
     def test_wildcard_without_key_is_refused_naming_the_fix(self) -> None:
         """0.0.0.0 without a key is a ConfigError naming the host and the env variable."""
         with pytest.raises(ConfigError, match=r"--host 0\.0\.0\.0: .*SITELORE_API_KEY"):
             check_bind("0.0.0.0", None)
 
-    def test_wildcard_with_a_key_is_allowed(self) -> None:
-        """Any address is allowed once a key is set."""
-        check_bind("0.0.0.0", KEY)
+    @pytest.mark.parametrize("host", ["0.0.0.0", "::", "192.168.1.10", "example.com"])
+    def test_wildcard_with_a_key_is_allowed(self, host: str) -> None:
+        """A host refused without a key is accepted once a key of full length is set."""
+        assert accepted(host, None) is False
+        assert accepted(host, KEY) is True
+        assert accepted(host, KEY[:-1]) is False  # one character short of the minimum
 
     def test_short_key_is_refused_without_echoing_it(self) -> None:
         """A key under 16 characters is refused even on loopback; the key is not shown."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import tomllib
 from pathlib import Path
 
@@ -13,6 +14,7 @@ from pydantic import Field, create_model
 from sitelore.config import (
     Settings,
     SourceSpec,
+    check_user_agent,
     load_settings,
     parse_refresh,
     settings_json_schema,
@@ -138,6 +140,32 @@ class TestPrecedence:
         flagged = load_settings(text, environ=env, overrides={"store": "flag.db"})
         assert (flagged.store, flagged.user_agent) == ("flag.db", "envbot")
 
+    def test_a_bad_flag_is_a_usage_error_naming_the_flag(self) -> None:
+        """Flags are validated with the file, not copied over it unchecked."""
+        with pytest.raises(UsageError) as caught:
+            load_settings(
+                'user_agent = "filebot"\n',
+                source="s.toml",
+                overrides={"user_agent": "Foo\r\nX-Evil: 1"},
+                flags={"user_agent": "--user-agent"},
+            )
+        assert str(caught.value) == (
+            "--user-agent: must be printable ASCII; found '\\r' at position 3"
+        )
+
+    def test_a_bad_value_from_the_environment_names_the_variable(self) -> None:
+        with pytest.raises(ConfigError, match=r"^SITELORE_USER_AGENT \(environment\): "):
+            load_settings(None, source="s.toml", environ={"SITELORE_USER_AGENT": "a\nb"})
+
+    def test_a_bad_value_of_the_file_names_the_file_even_with_good_flags(self) -> None:
+        with pytest.raises(ConfigError, match=r"^s\.toml: user_agent: must be printable"):
+            load_settings(
+                'user_agent = "a\\tb"\n',
+                source="s.toml",
+                overrides={"store": "x.db"},
+                flags={"store": "--db", "user_agent": "--user-agent"},
+            )
+
     def test_defaults_apply_without_a_file(self) -> None:
         settings = load_settings(None)
         assert settings.sources == {}
@@ -226,3 +254,31 @@ class TestTomlWriter:
     def test_keys_are_quoted_only_when_needed(self) -> None:
         assert toml_key("docs_v2-x") == "docs_v2-x"
         assert toml_key("py.docs") == '"py.docs"'
+
+
+class TestUserAgent:
+    @pytest.mark.parametrize(
+        "agent",
+        ["sitelore/0.1 (+https://example.org/bot)", "FooBot", "a b ~ !"],
+    )
+    def test_printable_ascii_is_accepted(self, agent: str) -> None:
+        assert check_user_agent(agent) == agent
+        assert Settings(user_agent=agent).user_agent == agent
+
+    @pytest.mark.parametrize(
+        ("agent", "reason"),
+        [
+            ("", "must not be empty"),
+            ("   ", "must not be empty"),
+            ("Foo\r\nX-Evil: 1", "'\\r' at position 3"),
+            ("tab\there", "'\\t' at position 3"),
+            ("nul\x00", "'\\x00' at position 3"),
+            ("del\x7f", "'\\x7f' at position 3"),
+            ("caf\u00e9", "'é' at position 3"),
+        ],
+    )
+    def test_control_characters_and_non_ascii_are_refused(self, agent: str, reason: str) -> None:
+        with pytest.raises(ValueError, match=re.escape(reason)):
+            check_user_agent(agent)
+        with pytest.raises(ConfigError, match="user_agent"):
+            load_settings(None, overrides={"user_agent": agent})

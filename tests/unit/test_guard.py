@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import ipaddress
+import urllib.parse
+
 import pytest
 
 from sitelore.errors import BlockedURLError, ConfigError, InvalidURLError, UsageError
 from sitelore.guard import AddressPolicy, Target, check_url, parse_resolve_entry, redact_url
+from sitelore.urls import normalize_url
 
 LOOPBACK_ONLY = AddressPolicy(["127.0.0.2"])
 
@@ -202,6 +206,10 @@ class TestCheckUrlRefusesBlocked:
             ("http://[::ffff:127.0.0.1]/", "loopback"),
             ("http://[::FFFF:127.0.0.1]/", "loopback"),
             ("http://[::ffff:7f00:1]/", "loopback"),
+            ("http://[::ffff:0:7f00:1]/", "loopback"),
+            ("http://[::ffff:0:a9fe:a9fe]/latest/meta-data/", "link-local"),
+            ("http://[4000::1]/", "reserved"),
+            ("http://[fe00::1]/", "reserved"),
             ("http://10.0.0.1/", "private"),
             ("http://169.254.169.254/latest/meta-data/", "link-local"),
             ("https://[fd00::1]/", "private"),
@@ -268,6 +276,23 @@ class TestAddressPolicyRefusal:
             ("3fff::1", "documentation"),
             ("100::1", "discard"),
             ("2001:2::1", "reserved"),
+            ("2001:10::1", "reserved"),  # ORCHID
+            ("2001:20::1", "reserved"),  # ORCHIDv2, inside the IETF block
+            ("4000::1", "reserved"),
+            ("5f00::1", "reserved"),  # SRv6 SIDs, inside 4000::/3
+            ("8000::1", "reserved"),
+            ("e000::1", "reserved"),
+            ("fe00::1", "reserved"),
+            ("400::1", "reserved"),
+            ("::ffff:0:7f00:1", "loopback (IPv4 127.0.0.1 embedded in IPv4-translated"),
+            ("::ffff:0:127.0.0.1", "loopback (IPv4 127.0.0.1 embedded in IPv4-translated"),
+            (
+                "::ffff:0:a9fe:a9fe",
+                "link-local (IPv4 169.254.169.254 embedded in IPv4-translated",
+            ),
+            ("::ffff:0:a00:1", "private (IPv4 10.0.0.1 embedded in IPv4-translated"),
+            ("::ffff:0:0:0", "unspecified (IPv4 0.0.0.0 embedded in IPv4-translated"),
+            ("::ffff:0:6440:1", "CGNAT"),
             ("::ffff:127.0.0.1", "loopback (IPv4 127.0.0.1 embedded in IPv4-mapped"),
             ("::ffff:10.0.0.1", "private (IPv4 10.0.0.1 embedded in IPv4-mapped"),
             ("::127.0.0.1", "loopback (IPv4 127.0.0.1 embedded in IPv4-compatible"),
@@ -302,11 +327,47 @@ class TestAddressPolicyRefusal:
             "::ffff:8.8.8.8",
             "64:ff9b::8.8.8.8",
             "2002:808:808::1",
+            "2606:4700::1111",
+            "::ffff:0:808:808",
         ],
     )
     def test_public_allowed(self, ip: str) -> None:
         """Public addresses, and transition forms embedding public IPv4, pass."""
         assert AddressPolicy().refusal(ip) is None
+
+    @pytest.mark.parametrize("version", [4, 6])
+    def test_nothing_ipaddress_calls_special_is_allowed(self, version: int) -> None:
+        """Sampled across the whole space: an allowed address is global unicast by every flag.
+
+        Transition forms carrying IPv4 are judged by that IPv4 address instead (above).
+        """
+        bits = 32 if version == 4 else 128
+        allowed = []
+        for top in range(256):
+            base = top << (bits - 8)
+            for offset in (1, 1 << (bits - 12), 1 << (bits - 9), (1 << (bits - 8)) - 2):
+                addr = ipaddress.ip_address(base + offset)
+                if AddressPolicy().refusal(str(addr)) is None:
+                    allowed.append(addr)
+        assert allowed, "some public address must pass"
+        for addr in allowed:
+            if isinstance(addr, ipaddress.IPv6Address) and _carries_ipv4(addr):
+                continue
+            special = (
+                addr.is_private,
+                addr.is_reserved,
+                addr.is_loopback,
+                addr.is_link_local,
+                addr.is_multicast,
+                addr.is_unspecified,
+                isinstance(addr, ipaddress.IPv6Address) and addr.is_site_local,
+                not addr.is_global,
+            )
+            assert not any(special), addr
+
+
+def _carries_ipv4(addr: ipaddress.IPv6Address) -> bool:
+    return addr.ipv4_mapped is not None or addr.sixtofour is not None or addr.teredo is not None
 
 
 class TestAddressPolicyAllowList:
@@ -395,3 +456,105 @@ class TestParseResolveEntry:
     def test_invalid_is_usage_error(self, entry: str) -> None:
         with pytest.raises(UsageError):
             parse_resolve_entry(entry)
+
+
+SECRET = "secretpw"
+
+#: Malformed spellings of a URL with userinfo; none may echo the password (or the user).
+MALFORMED_USERINFO = [
+    "http:\\\\someuser:secretpw@host.example/",
+    "http:\\someuser:secretpw@host.example/",
+    "http:someuser:secretpw@host.example/",
+    "http:/someuser:secretpw@host.example/",
+    "http:///someuser:secretpw@host.example/",
+    "http:////someuser:secretpw@host.example/",
+    "http:/\\/someuser:secretpw@host.example/",
+    "https:\\/someuser:secretpw@host.example/",
+    "HTTP:\\\\someuser:secretpw@host.example/",
+    " http:\\\\someuser:secretpw@host.example/",
+    "ht\ttp://someuser:secretpw@host.example/",
+    "http://someuser:secretpw@@host.example/",
+    "http://someuser:secretpw@host.example:99999/",
+    "http://someuser:secretpw@[::1/",
+    "http://someuser:secretpw@exa mple.com/",
+    "http://someuser:secretpw\n@host.example/",
+    "http://someuser:secretpw\\@host.example/",
+    "http://someuser:secretpw@host.example\\x",
+    "http://someuser%3Asecretpw%40host.example/",
+    "http://someuser:secretpw\uff03@host.example/",
+    "http://[someuser:secretpw@host.example]/",
+    "http://someuser:secretpw@[::1]x/",
+    "http://someuser:secretpw:x@host.example/",
+    "http://someuser:secretpw@",
+    "http://someuser:secretpw@/",
+    "//someuser:secretpw@host.example/",
+    "someuser:secretpw@host.example",
+    "ftp://someuser:secretpw@host.example/",
+]
+#: No plain "@" ends the userinfo (it is escaped, full-width, or the password holds "/",
+#: "?" or "#", which ends the authority first), so a parser reads the password as a port.
+CUT_SHORT_USERINFO = [
+    "http://someuser:secretpw%40host.example/",
+    "http://someuser:secretpw%2540host.example/",
+    "http://someuser:secretpw\uff20host.example/",
+    "http://someuser:secretpw/x@host.example/",
+    "http://someuser:secretpw?x@host.example/",
+    "http://someuser:secretpw#x@host.example/",
+    "http://someuser:secretpw/@host.example/",
+]
+
+
+def _assert_hidden(text: str) -> None:
+    for secret in (SECRET, "someuser"):
+        assert secret not in text
+        assert urllib.parse.quote(secret + "@") not in text
+
+
+class TestRedaction:
+    """No message repeats what looks like userinfo, however the URL is spelled."""
+
+    @pytest.mark.parametrize("url", MALFORMED_USERINFO + CUT_SHORT_USERINFO)
+    def test_redact_url(self, url: str) -> None:
+        shown = redact_url(url)
+        _assert_hidden(shown)
+        assert "***@" in shown
+
+    @pytest.mark.parametrize("url", MALFORMED_USERINFO + CUT_SHORT_USERINFO)
+    def test_check_url(self, url: str) -> None:
+        with pytest.raises(UsageError) as info:
+            check_url(url)
+        _assert_hidden(str(info.value))
+
+    @pytest.mark.parametrize("url", MALFORMED_USERINFO)
+    def test_normalize_url(self, url: str) -> None:
+        with pytest.raises(InvalidURLError) as info:
+            normalize_url(url)
+        _assert_hidden(str(info.value))
+        _assert_hidden(info.value.url)
+
+    @pytest.mark.parametrize("url", CUT_SHORT_USERINFO)
+    def test_normalize_url_port_message(self, url: str) -> None:
+        with pytest.raises(InvalidURLError) as info:
+            normalize_url(url)
+        _assert_hidden(str(info.value))
+
+    @pytest.mark.parametrize(
+        ("url", "shown"),
+        [
+            ("http://host.example/@user/post", "http://host.example/@user/post"),
+            ("http://host.example/a?mail=a@b", "http://host.example/a?mail=a@b"),
+            ("http://host.example:8080/x", "http://host.example:8080/x"),
+            ("http://[::1]:8080/@x", "http://[::1]:8080/@x"),
+            ("http:\\\\a:b@host.example/x", "http:\\\\***@host.example/x"),
+            ("http://a:b@host.example/x?next=c@d", "http://***@host.example/x?next=c@d"),
+        ],
+    )
+    def test_keeps_what_is_not_userinfo(self, url: str, shown: str) -> None:
+        """An "@" in the path or query of a plain authority is not userinfo."""
+        assert redact_url(url) == shown
+
+    def test_port_text_is_not_repeated(self) -> None:
+        """A non-numeric "port" may be a password whose "@" went missing."""
+        with pytest.raises(InvalidURLError) as info:
+            check_url("http://host.example:secretpw/")
+        assert SECRET not in info.value.reason

@@ -20,7 +20,7 @@ from sitelore.errors import (
     TooManyRedirectsError,
 )
 from sitelore.models import Headers, Snapshot
-from sitelore.ports import Fetcher, HopCheck
+from sitelore.ports import HopCheck
 from sitelore.robots import RobotsState, is_allowed
 from sitelore.robots_loader import make_robots_loader
 
@@ -72,10 +72,6 @@ class ScriptedFetcher:
             elapsed_ms=1.0,
             redirects=(url, *self.hops[:-1]) if self.hops else (),
         )
-
-
-def test_scripted_fetcher_is_a_fetcher() -> None:
-    assert isinstance(ScriptedFetcher(), Fetcher)
 
 
 async def test_request_shape() -> None:

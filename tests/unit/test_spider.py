@@ -89,6 +89,62 @@ class FakeFetcher:
         )
 
 
+class LatencyFetcher(FakeFetcher):
+    """Records each request when it starts, then takes ``turns[url]`` turns of the loop."""
+
+    def __init__(
+        self, clock: FakeClock, routes: Mapping[str, Route], turns: Mapping[str, int]
+    ) -> None:
+        super().__init__(clock, routes)
+        self.turns = dict(turns)
+        self.started: list[str] = []
+        self.in_flight = 0
+        self.most_in_flight = 0
+
+    async def fetch(
+        self,
+        url: str,
+        *,
+        max_bytes: int | None = None,
+        headers: Mapping[str, str] | None = None,
+        check_hop: HopCheck | None = None,
+        timeout: float | None = None,
+    ) -> Snapshot:
+        self.started.append(url)
+        self.in_flight += 1
+        self.most_in_flight = max(self.most_in_flight, self.in_flight)
+        try:
+            for _ in range(self.turns.get(url, 1 + len(self.started) % 3)):
+                await asyncio.sleep(0)
+            return await super().fetch(
+                url, max_bytes=max_bytes, headers=headers, check_hop=check_hop, timeout=timeout
+            )
+        finally:
+            self.in_flight -= 1
+
+
+def wide_tree(fanout: tuple[int, ...]) -> tuple[dict[str, Route], dict[str, int]]:
+    """A tree rooted at https://docs.test/: ``fanout[d]`` children per page at depth d.
+
+    Every page but the root is on its own subdomain (``p1.docs.test``, ``p1-2.docs.test``,
+    ...), so pages never share an origin. Returns the routes and each URL's depth.
+    """
+    routes: dict[str, Route] = {}
+    depth_of: dict[str, int] = {}
+
+    def add(url: str, name: str, depth: int) -> None:
+        depth_of[url] = depth
+        count = fanout[depth] if depth < len(fanout) else 0
+        names = [f"{name}-{i}" if name else f"p{i}" for i in range(1, count + 1)]
+        children = [f"https://{child}.docs.test/" for child in names]
+        routes[url] = Route(page(name or "Home", *children))
+        for child_url, child in zip(children, names, strict=True):
+            add(child_url, child, depth + 1)
+
+    add("https://docs.test/", "", 0)
+    return routes, depth_of
+
+
 def robots_loader(
     text_by_origin: Mapping[str, str | RobotsRules],
 ) -> tuple[Callable[[str], Awaitable[RobotsRules]], list[str]]:
@@ -108,10 +164,11 @@ async def run_crawl(
     *,
     robots: Mapping[str, str | RobotsRules] | None = None,
     url_check: Callable[[str], object] | None = None,
+    fetcher_factory: Callable[[FakeClock, Mapping[str, Route]], FakeFetcher] = FakeFetcher,
     **options: object,
 ) -> tuple[CrawlSummary, FakeFetcher, FakeClock]:
     clock = FakeClock()
-    fetcher = FakeFetcher(clock, routes)
+    fetcher = fetcher_factory(clock, routes)
     store = open_store(":memory:")
     opts = CrawlOptions.model_validate({"delay": 0.0, **options})
     policy = allow_all_policy()
@@ -162,13 +219,34 @@ class TestOrderAndLimits:
         assert summary.pages_indexed == 7
 
     async def test_bfs_start_order_holds_with_concurrency(self) -> None:
-        """With several workers, no depth-2 page starts before every depth-1 page."""
-        summary, _, _ = await run_crawl(TREE, max_depth=5, concurrency=4)
-        depths = [p.depth for p in summary.pages]
-        assert (
-            sorted(depths) == depths
-            or depths.index(2) > max(i for i, d in enumerate(depths) if d == 1) - 1
+        """Four workers, uneven latency: every depth-d request starts before any of depth d+1.
+
+        A 4-level tree (1, 4, 12, 24 pages), each page on its own host so no worker waits
+        for an origin. One depth-1 page is slow: its siblings' subtrees finish early and
+        offer depth-3 links while it is still in flight. Those must wait until the slow
+        page's own depth-2 children have started.
+        """
+        routes, depth_of = wide_tree(fanout=(4, 3, 2))
+        slow = "https://p1.docs.test/"
+        fetcher: LatencyFetcher | None = None
+
+        def make(clock: FakeClock, table: Mapping[str, Route]) -> FakeFetcher:
+            nonlocal fetcher
+            fetcher = LatencyFetcher(clock, table, turns={slow: 200})
+            return fetcher
+
+        summary, _, _ = await run_crawl(
+            routes, max_depth=5, max_pages=100, concurrency=4, fetcher_factory=make
         )
+        assert fetcher is not None
+        started = [depth_of[url] for url in fetcher.started]
+        assert sorted(fetcher.started) == sorted(depth_of)  # every page once
+        assert started == sorted(started), started
+        assert fetcher.most_in_flight == 4  # the workers really ran side by side
+        finished = [page.url for page in summary.pages]
+        # The slow page finished after depth-2 pages had: the latency was adversarial.
+        assert any(depth_of[url] == 2 for url in finished[: finished.index(slow)])
+        assert summary.pages_indexed == len(depth_of) == 41
 
     async def test_depth_zero_fetches_only_the_seed(self) -> None:
         """max_depth 0 fetches the seed alone and follows nothing."""

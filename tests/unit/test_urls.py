@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import time
 
 import pytest
@@ -143,39 +142,105 @@ def test_origin(url: str, expected: str) -> None:
 
 
 _URL_TEXT = st.text(alphabet=st.characters(codec="utf-8"), max_size=30)
-
-
-@settings(max_examples=400)
-@given(
-    scheme=st.sampled_from(["http", "HTTP", "https"]),
-    host=st.sampled_from(["example.com", "Docs.Example.COM", "bücher.de", "127.1", "[::1]"]),
-    port=st.sampled_from(["", ":80", ":443", ":8080"]),
-    path=_URL_TEXT,
-    query=st.none() | _URL_TEXT,
-    fragment=st.none() | _URL_TEXT,
+_LABEL = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789-_", min_size=1, max_size=12)
+_TLD = st.text(alphabet="abcdefghijklmnopqrstuvwxyz", min_size=1, max_size=6)
+_HOSTS = st.one_of(
+    st.sampled_from(["example.com", "Docs.Example.COM", "bücher.de", "127.1", "[::1]"]),
+    # A name whose last label is numeric is an IPv4 address (WHATWG): end with letters.
+    st.tuples(st.lists(_LABEL, max_size=3), _TLD).map(lambda t: ".".join([*t[0], t[1]])),
+    st.tuples(st.lists(_LABEL, max_size=3), _TLD).map(lambda t: ".".join([*t[0], t[1]]).upper()),
+    st.integers(0, 2**32 - 1).map(str),  # IPv4 as one decimal number
+    st.ip_addresses(v=4).map(str),
+    st.ip_addresses(v=6).map(lambda ip: f"[{ip}]"),
 )
-def test_normalize_url_is_idempotent(
+_PORTS = st.one_of(
+    st.sampled_from(["", ":80", ":443", ":8080"]),
+    st.integers(0, 65535).map(lambda port: f":{port}"),
+)
+
+
+def _valid_url(
     scheme: str, host: str, port: str, path: str, query: str | None, fragment: str | None
-) -> None:
+) -> str:
     url = f"{scheme}://{host}{port}/{path}"
     if query is not None:
         url += f"?{query}"
     if fragment is not None:
         url += f"#{fragment}"
-    try:
-        once = normalize_url(url)
-    except InvalidURLError:
-        return
+    return url
+
+
+@settings(max_examples=400)
+@given(
+    scheme=st.sampled_from(["http", "HTTP", "https", "hTTps"]),
+    host=_HOSTS,
+    port=_PORTS,
+    path=_URL_TEXT,
+    query=st.none() | _URL_TEXT,
+    fragment=st.none() | _URL_TEXT,
+)
+def test_normalize_url_accepts_valid_urls_and_is_idempotent(
+    scheme: str, host: str, port: str, path: str, query: str | None, fragment: str | None
+) -> None:
+    """Every well-formed http(s) URL is accepted (none may be refused) and normalises once."""
+    url = _valid_url(scheme, host, port, path, query, fragment)
+    once = normalize_url(url)  # an InvalidURLError here fails the test: the URL is valid
     assert normalize_url(once) == once
     assert once.isascii()
     assert "#" not in once
+    assert not any(ch <= " " or ch == "\x7f" for ch in once)
+    assert once.startswith(scheme.lower() + "://")
+    assert origin(url) == origin(once)
+    assert once.startswith(origin(url) + "/")
+    authority = once.split("://", 1)[1].split("/", 1)[0]
+    default = {"http": 80, "https": 443}[scheme.lower()]
+    if port and int(port[1:]) != default:
+        assert authority.endswith(f":{int(port[1:])}")
+    else:  # no port, or the scheme's default: dropped
+        assert not authority.endswith(f":{default}")
+
+
+_REFUSED_PREFIXES = ("ftp://", "mailto:", "http://user:s3cret@")
 
 
 @settings(max_examples=300)
-@given(st.text(max_size=60))
-def test_normalize_url_raises_only_invalid_url_error(text: str) -> None:
-    with contextlib.suppress(InvalidURLError):
-        normalize_url(text)
+@given(
+    prefix=st.sampled_from(
+        [
+            *("", "http://", "https://", "HTTP://a.test/"),
+            *("http://a.test:", "http://[", "http://%"),  # bad ports and hosts
+            *_REFUSED_PREFIXES,
+        ]
+    ),
+    text=st.text(max_size=60),
+)
+def test_normalize_url_raises_only_invalid_url_error(prefix: str, text: str) -> None:
+    """Any text either normalises to a clean http(s) URL or raises InvalidURLError.
+
+    Other schemes and credentials are always refused, the error never repeats a
+    password, and text without ``://`` (once tabs and newlines are dropped) never passes.
+    """
+    url = prefix + text
+    error: InvalidURLError | None = None
+    once = ""
+    try:
+        once = normalize_url(url)
+    except InvalidURLError as exc:  # any other exception fails the test
+        error = exc
+    if error is not None:
+        assert error.reason
+        assert str(error) == f"{error.url}: {error.reason}"
+        if prefix == "http://user:s3cret@" and "s3cret" not in text:
+            assert "s3cret" not in str(error)
+            assert "credentials" in error.reason
+        return
+    assert prefix not in _REFUSED_PREFIXES
+    assert "://" in url.replace("\t", "").replace("\n", "").replace("\r", "")
+    assert once.startswith(("http://", "https://"))
+    assert once.isascii()
+    assert "#" not in once
+    assert "@" not in once.split("://", 1)[1].split("/", 1)[0]
+    assert normalize_url(once) == once
 
 
 # --- scope -----------------------------------------------------------------------------------

@@ -59,13 +59,19 @@ def _one_line(text: str) -> str:
     return " ".join(text.split())
 
 
+def _unwritable(path: Path, exc: OSError) -> ArchiveError:
+    return ArchiveError(f"{path}: cannot write the export: {exc.strerror or exc}")
+
+
 def _open_partial(path: Path) -> tuple[Path, Path, BinaryIO]:
     path = path.expanduser().absolute()
+    if path.is_dir():
+        raise ArchiveError(f"{path}: cannot write the export: is a directory")
     partial = path.with_name(path.name + ".partial")
     try:
         return path, partial, partial.open("wb")
     except OSError as exc:
-        raise ArchiveError(f"{path}: cannot write the export: {exc.strerror or exc}") from exc
+        raise _unwritable(path, exc) from exc
 
 
 async def export_warc(store: Store, path: Path, *, archive: Path | None = None) -> WarcExport:
@@ -115,7 +121,10 @@ async def export_warc(store: Store, path: Path, *, archive: Path | None = None) 
                 )
                 await asyncio.to_thread(handle.write, record)
                 report.documents += 1
-        os.replace(partial, path)
+        try:
+            os.replace(partial, path)
+        except OSError as exc:
+            raise _unwritable(path, exc) from exc
     except BaseException:
         with contextlib.suppress(OSError):
             partial.unlink()

@@ -10,7 +10,9 @@
     open_store("postgresql://user@host/db")    # PostgreSQL (connects on first use)
 
 The ``sqlite://`` forms follow SQLAlchemy, the convention Python users meet first;
-the path part is percent-decoded. A missing parent directory is created.
+the path part is percent-decoded. A new SQLite file (and its missing parent
+directories) is created on first use; ``create=False`` (commands that only read)
+refuses a location with no store instead.
 """
 
 from __future__ import annotations
@@ -48,12 +50,14 @@ def __getattr__(name: str) -> object:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def open_store(location: str) -> Store:
+def open_store(location: str, *, create: bool = True) -> Store:
     """Open (creating and migrating as needed) the store at ``location``.
 
-    Raises ``ConfigError`` for a location this sitelore cannot serve and
-    ``StoreError`` when the database itself cannot be used. A PostgreSQL store
-    connects (and migrates) on first use; ``await store.open()`` to fail early.
+    Raises ``ConfigError`` for a location this sitelore cannot serve,
+    ``StoreLocationError`` (also exit 78) for a file that cannot hold a store, and
+    ``NoStoreError`` (a usage error) when ``create`` is False and no SQLite store is
+    there. A PostgreSQL store connects (and migrates) on first use; ``await
+    store.open()`` to fail early (``create`` does not apply: the database must exist).
     """
     scheme, sep, rest = location.strip().partition("://")
     if sep and scheme.split("+", 1)[0].lower() in _POSTGRES_SCHEMES:
@@ -65,7 +69,7 @@ def open_store(location: str) -> Store:
             ) from exc
         # libpq knows "postgresql://" and "postgres://", not SQLAlchemy's "+driver".
         return PostgresStore(f"postgresql://{rest}")
-    return SQLiteStore(_sqlite_location(location))
+    return SQLiteStore(_sqlite_location(location), create=create)
 
 
 def _sqlite_location(location: str) -> str:

@@ -25,20 +25,28 @@ Choices worth knowing:
   finds "run"), folds case and accents ("cafe" finds "café"); mode 2 also folds
   letters carrying two diacritics ("viet" finds "Việt"), which mode 1 misses.
 * **Schema versions** live in ``PRAGMA user_version``; each step of ``_MIGRATIONS``
-  runs in its own transaction. A file from a newer sitelore is refused untouched.
+  runs in its own transaction. A file from a newer sitelore is refused untouched, and
+  so is an SQLite database of some other program (tables, but no version).
+* **A new file is created on first use, not when the store is built.** The location
+  is checked at once (a directory, a file that is not SQLite, a folder that cannot be
+  created: ``StoreLocationError``), but a crawl refused before its first page leaves
+  no empty store behind. ``create=False`` (the commands that only read) refuses a
+  missing store with ``NoStoreError`` and never writes one.
 """
 
 from __future__ import annotations
 
 import builtins
 import contextlib
+import os
 import sqlite3
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
+from urllib.parse import quote
 
 from sitelore.changes import ChangeReport, KnownPage
-from sitelore.errors import SchemaVersionError, StoreError
+from sitelore.errors import NoStoreError, SchemaVersionError, StoreError, StoreLocationError
 from sitelore.models import (
     CaptureRef,
     Document,
@@ -267,9 +275,37 @@ def _migrate(conn: sqlite3.Connection) -> None:
             conn.execute(f"PRAGMA user_version = {target:d}")
 
 
-def _connect(location: str) -> sqlite3.Connection:
-    """Open, check the version, configure and migrate; close again on any failure."""
-    conn = sqlite3.connect(location, isolation_level=None)
+#: SQLite result codes (and their extended forms) that say the location is unusable.
+_LOCATION_ERRORS = ("SQLITE_CANTOPEN", "SQLITE_PERM", "SQLITE_READONLY", "SQLITE_AUTH")
+
+
+def _open_error(location: str, exc: sqlite3.Error) -> StoreError:
+    """The error for a database that would not open: the location's fault, or a failure."""
+    name = getattr(exc, "sqlite_errorname", "") or ""
+    if name == "SQLITE_NOTADB":
+        return StoreLocationError(f"{location}: not an SQLite database, so not a sitelore store")
+    if name.startswith(_LOCATION_ERRORS):
+        return StoreLocationError(f"{location}: cannot open as a SQLite store: {exc}")
+    return StoreError(f"{location}: cannot open as a SQLite store: {exc}")
+
+
+def _has_tables(conn: sqlite3.Connection) -> bool:
+    row = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    return int(row[0]) > 0
+
+
+def _connect(location: str, *, uri: str | None = None, create: bool = True) -> sqlite3.Connection:
+    """Open, check the version, configure and migrate; close again on any failure.
+
+    ``uri`` (``file:...?mode=rw``) opens a file without creating it; ``create=False``
+    also refuses an empty database (no store yet) instead of migrating it.
+    """
+    try:
+        conn = sqlite3.connect(uri or location, isolation_level=None, uri=uri is not None)
+    except sqlite3.Error as exc:
+        if not create and getattr(exc, "sqlite_errorname", "") == "SQLITE_CANTOPEN":
+            raise NoStoreError(location) from exc
+        raise _open_error(location, exc) from exc
     try:
         conn.row_factory = sqlite3.Row
         conn.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS:d}")
@@ -281,44 +317,104 @@ def _connect(location: str) -> sqlite3.Connection:
                 f"{location}: schema version {found} is newer than this sitelore "
                 f"understands ({SCHEMA_VERSION}); upgrade sitelore"
             )
+        if found == 0 and _has_tables(conn):
+            raise StoreLocationError(
+                f"{location}: an SQLite database of something else, not a sitelore store"
+            )
+        if found == 0 and not create:
+            raise NoStoreError(location)
         conn.execute("PRAGMA journal_mode = WAL")
         conn.execute("PRAGMA synchronous = NORMAL")
         conn.execute("PRAGMA foreign_keys = ON")
         _migrate(conn)
+    except sqlite3.Error as exc:
+        conn.close()
+        raise _open_error(location, exc) from exc
     except BaseException:
         conn.close()
         raise
     return conn
 
 
+def _check_creatable(path: Path) -> None:
+    """Refuse now a store file that could not be created later; create nothing."""
+    try:
+        ancestor = path.parent
+        while not ancestor.exists():
+            ancestor = ancestor.parent
+        if not ancestor.is_dir():
+            raise StoreLocationError(f"{path}: cannot create the store: {ancestor} is a file")
+        if not os.access(ancestor, os.W_OK | os.X_OK):
+            raise StoreLocationError(f"{path}: cannot create the store: {ancestor} is not writable")
+    except OSError as exc:
+        raise StoreLocationError(f"{path}: cannot use as a store: {exc.strerror or exc}") from exc
+
+
 class SQLiteStore:
     """The embedded document store: one SQLite file (WAL mode) with an FTS5 index.
 
-    ``SQLiteStore(path)`` opens (creating the file and its parent directory) and
-    migrates at once; ``SQLiteStore(MEMORY)`` is private to this object. ``now`` is
-    the clock for ``created_at`` / ``updated_at``. Use from one thread (the event
-    loop's); ``close()`` when done.
+    ``SQLiteStore(path)`` checks the location at once: an existing file is opened and
+    migrated there and then, a new one (and its folder) is created on first use.
+    ``create=False`` never creates one: a missing or empty file is a ``NoStoreError``.
+    ``SQLiteStore(MEMORY)`` is private to this object. ``now`` is the clock for
+    ``created_at`` / ``updated_at``. Use from one thread (the event loop's);
+    ``close()`` when done.
+
+    Raises:
+        NoStoreError: ``create=False`` and no store is there.
+        StoreLocationError: the location cannot hold a store (a directory, not an
+            SQLite file, another program's database, a newer schema, unwritable).
+        StoreError: the database failed while opening (locked too long, disk full).
     """
 
-    def __init__(self, location: str | Path, *, now: Callable[[], datetime] = _utc_now) -> None:
+    def __init__(
+        self,
+        location: str | Path,
+        *,
+        create: bool = True,
+        now: Callable[[], datetime] = _utc_now,
+    ) -> None:
         self._now = now
+        self._create = create
+        self._closed = False
+        self._conn: sqlite3.Connection | None = None
+        self._path: Path | None = None
         if str(location) == MEMORY:
             self._location = MEMORY
+            self._conn = _connect(MEMORY)
+            return
+        # Absolute, and opened through a URI we build, so a name like "file:x" is a path.
+        path = Path(location).expanduser().absolute()
+        self._location = str(path)
+        self._path = path
+        try:
+            exists = path.exists()
+        except OSError as exc:
+            raise StoreLocationError(f"{path}: cannot use as a store: {exc.strerror}") from exc
+        if exists or not create:
+            self._conn = self._open()
         else:
-            # Absolute, so a name like "file:x" is never taken for a URI.
-            path = Path(location).expanduser().absolute()
-            self._location = str(path)
+            _check_creatable(path)
+
+    def _open(self) -> sqlite3.Connection:
+        """Connect to the file (creating it and its folder when ``create``)."""
+        path = self._path
+        assert path is not None
+        if path.is_dir():
+            raise StoreLocationError(f"{path}: is a directory; name a store file in it")
+        if self._create:
             try:
                 path.parent.mkdir(parents=True, exist_ok=True)
             except OSError as exc:
-                raise StoreError(f"{path}: cannot create its directory: {exc}") from exc
-        try:
-            self._conn: sqlite3.Connection | None = _connect(self._location)
-        except sqlite3.Error as exc:
-            raise StoreError(f"{self._location}: cannot open as a SQLite store: {exc}") from exc
+                raise StoreLocationError(
+                    f"{path}: cannot create its directory: {exc.strerror or exc}"
+                ) from exc
+        mode = "rwc" if self._create else "rw"
+        uri = f"file:{quote(str(path))}?mode={mode}"
+        return _connect(self._location, uri=uri, create=self._create)
 
     def __repr__(self) -> str:
-        state = "open" if self._conn is not None else "closed"
+        state = "closed" if self._closed else ("open" if self._conn is not None else "new")
         return f"SQLiteStore({self._location!r}, {state})"
 
     @property
@@ -329,9 +425,11 @@ class SQLiteStore:
     @contextlib.contextmanager
     def _connection(self, action: str) -> Iterator[sqlite3.Connection]:
         """Yield the open connection; turn sqlite3 and encoding errors into StoreError."""
-        conn = self._conn
-        if conn is None:
+        if self._closed:
             raise StoreError(f"{self._location}: {action}: the store is closed")
+        conn = self._conn
+        if conn is None:  # a new file: created on first use
+            conn = self._conn = self._open()
         try:
             yield conn
         except sqlite3.Error as exc:
@@ -462,6 +560,7 @@ class SQLiteStore:
 
     async def close(self) -> None:
         """Let SQLite tidy its statistics, then close; closing twice is harmless."""
+        self._closed = True
         conn, self._conn = self._conn, None
         if conn is None:
             return

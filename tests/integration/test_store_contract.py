@@ -1,0 +1,339 @@
+"""The Store port as a contract: one sequence of operations, the same results on every store.
+
+Each test runs twice, on SQLite (a file) and on PostgreSQL (a throw-away database on
+127.0.0.1:5432; skipped without one, failed under ``CI=true``), and holds both to the
+same expected values, written out here: ids, created/changed flags, list order, which
+documents a query finds and in what order, removal, deletion and counts. Assigning
+each store to a ``Store`` variable is the static check (mypy --strict) that both
+implement the port; these tests are the behavioural one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import psycopg
+import pytest
+from tests.scale_support import temp_database
+
+from sitelore.models import Document, FetchMeta
+from sitelore.ports import Store
+from sitelore.store import PostgresStore, SQLiteStore, content_hash, document_id
+
+_T0 = datetime(2026, 1, 1, tzinfo=UTC)
+
+ALPHA = "https://a.test/alpha"
+OPS = "https://a.test/ops"
+GAMMA = "https://b.test/gamma"
+
+#: Three documents: one about alpha (in its title), one full of query-operator words,
+#: one with diacritics, CJK, underscores and numbers.
+DOCS = {
+    ALPHA: (
+        "Alpha guide",
+        "alpha beta gamma. Robots.txt rules for the café, running runners. Operators.",
+    ),
+    OPS: (
+        "Operators",
+        "to be or not to be, near the alpha test: e-mail title:markdown NEAR(x) AND",
+    ),
+    GAMMA: ("Gamma", "gamma delta Việt 日本語のテキスト x_y snake_case 3.14 o'clock"),
+}
+
+
+class _TickClock:
+    """Each call to ``now`` is one second later than the previous one."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def now(self) -> datetime:
+        self.calls += 1
+        return _T0 + timedelta(seconds=self.calls)
+
+
+def _meta(status: int = 200, etag: str | None = None) -> FetchMeta:
+    return FetchMeta(status=status, content_type="text/html", fetched_at=_T0, etag=etag)
+
+
+def _doc(url: str, *, links: tuple[str, ...] = ()) -> Document:
+    title, markdown = DOCS[url]
+    return Document(url=url, title=title, markdown=markdown, links=links)
+
+
+@pytest.fixture(scope="module")
+def pg_database() -> Iterator[str]:
+    """One PostgreSQL database for the module (created only if a PostgreSQL test runs)."""
+    with temp_database() as url:
+        yield url
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Store]:
+    """An empty store of each kind, its clock ticking one second per write."""
+    opened: Store
+    if request.param == "sqlite":
+        opened = SQLiteStore(tmp_path / "store.db", now=_TickClock().now)
+    else:
+        database: str = request.getfixturevalue("pg_database")
+        postgres = PostgresStore(database, now=_TickClock().now)
+        await postgres.open()
+        with psycopg.connect(database, autocommit=True) as conn:
+            conn.execute("TRUNCATE sitelore_documents CASCADE")
+        opened = postgres
+    try:
+        yield opened
+    finally:
+        await opened.close()
+
+
+async def _fill(store: Store) -> None:
+    for url in DOCS:
+        await store.upsert(_doc(url), _meta())
+
+
+# -- writing, reading, listing, deleting -------------------------------------------------
+
+
+async def test_upserts_report_creation_and_change_and_keep_the_id(store: Store) -> None:
+    created = [await store.upsert(_doc(url), _meta(etag='"v1"')) for url in DOCS]
+    assert [(r.id, r.created, r.changed) for r in created] == [
+        (document_id(url), True, True) for url in DOCS
+    ]
+    assert await store.count() == 3
+
+    same = await store.upsert(_doc(ALPHA), _meta(status=203, etag='"v2"'))
+    assert (same.id, same.created, same.changed) == (document_id(ALPHA), False, False)
+    changed = await store.upsert(
+        Document(url=OPS, title="Operators", markdown="new words"), _meta()
+    )
+    assert (changed.id, changed.created, changed.changed) == (document_id(OPS), False, True)
+    assert await store.count() == 3
+
+    alpha = await store.get(ALPHA)
+    assert alpha is not None
+    # An unchanged page updates its fetch metadata, never its content or updated_at.
+    assert (alpha.status, alpha.etag, alpha.title) == (203, '"v2"', "Alpha guide")
+    assert alpha.content_hash == content_hash("Alpha guide", DOCS[ALPHA][1])
+    assert alpha.created_at == alpha.updated_at == _T0 + timedelta(seconds=1)
+    assert alpha.fetched_at == _T0
+    ops = await store.get(OPS)
+    assert ops is not None
+    assert (ops.markdown, ops.created_at) == ("new words", _T0 + timedelta(seconds=2))
+    assert ops.updated_at == _T0 + timedelta(seconds=5)
+
+
+async def test_get_finds_by_id_or_url_and_nothing_else(store: Store) -> None:
+    await _fill(store)
+
+    by_url = await store.get(GAMMA)
+    by_id = await store.get(document_id(GAMMA))
+
+    assert by_url is not None
+    assert by_url == by_id
+    assert (by_url.id, by_url.url, by_url.title) == (document_id(GAMMA), GAMMA, "Gamma")
+    assert by_url.markdown == DOCS[GAMMA][1]  # CJK and diacritics come back unchanged
+    assert await store.get("https://b.test/missing") is None
+    assert await store.get(document_id("https://b.test/missing")) is None
+    assert await store.get("") is None
+
+
+async def test_list_is_most_recently_updated_first_with_limit_and_offset(store: Store) -> None:
+    await _fill(store)  # updated at t1, t2, t3
+    await store.upsert(_doc(ALPHA), _meta(status=304))  # unchanged: not "updated"
+    await store.upsert(Document(url=OPS, title="Operators", markdown="v2"), _meta())  # t5
+
+    assert [d.url for d in await store.list()] == [OPS, GAMMA, ALPHA]
+    assert [d.url for d in await store.list(limit=1, offset=1)] == [GAMMA]
+    assert [d.url for d in await store.list(limit=2, offset=2)] == [ALPHA]
+    assert await store.list(limit=0) == []
+    assert await store.list(offset=3) == []
+    with pytest.raises(ValueError, match="limit"):
+        await store.list(limit=-1)
+
+
+async def test_delete_by_url_or_id_once(store: Store) -> None:
+    await _fill(store)
+
+    assert await store.delete(ALPHA) is True
+    assert await store.delete(document_id(ALPHA)) is False
+    assert await store.delete(document_id(OPS)) is True
+    assert await store.delete("https://a.test/never") is False
+
+    assert await store.count() == 1
+    assert [d.url for d in await store.list()] == [GAMMA]
+    assert await store.get(ALPHA) is None
+    assert await store.search("alpha") == []
+
+
+# -- search --------------------------------------------------------------------------------
+
+SEARCHES = [
+    # Plain words; a title match ranks above a body match.
+    pytest.param("alpha", [ALPHA, OPS], id="word-title-first"),
+    pytest.param("gamma", [GAMMA, ALPHA], id="other-title-first"),
+    pytest.param("operators", [OPS, ALPHA], id="title-only-above-body-only"),
+    pytest.param("guide alpha", [ALPHA], id="every-word-must-match"),
+    pytest.param("Gamma delta", [GAMMA], id="case-folded"),
+    # Folding and stemming.
+    pytest.param("CAFÉ", [ALPHA], id="diacritics-upper"),
+    pytest.param("cafe", [ALPHA], id="diacritics-folded"),
+    pytest.param("Việt", [GAMMA], id="vietnamese"),
+    pytest.param("viet", [GAMMA], id="vietnamese-folded"),
+    pytest.param("run", [ALPHA], id="stemmed"),
+    pytest.param("日本語のテキスト", [GAMMA], id="cjk-run"),
+    pytest.param("robots.txt", [ALPHA], id="dotted-word-as-phrase"),
+    pytest.param("txt", [ALPHA], id="dotted-word-part"),
+    pytest.param("e-mail", [OPS], id="hyphenated"),
+    pytest.param("email", [], id="hyphen-is-a-separator"),
+    pytest.param("snake_case", [GAMMA], id="underscore"),
+    pytest.param("3.14", [GAMMA], id="number"),
+    pytest.param("o'clock", [GAMMA], id="apostrophe"),
+    # The document's words plus hostile syntax: the syntax is ignored, the word found.
+    pytest.param('"alpha', [ALPHA, OPS], id="open-quote"),
+    pytest.param('alpha"', [ALPHA, OPS], id="close-quote"),
+    pytest.param("alpha*", [ALPHA, OPS], id="prefix-star"),
+    pytest.param("(alpha", [ALPHA, OPS], id="open-paren"),
+    pytest.param("alpha)", [ALPHA, OPS], id="close-paren"),
+    pytest.param("alpha:", [ALPHA, OPS], id="column-colon"),
+    pytest.param("-alpha", [ALPHA, OPS], id="minus"),
+    pytest.param("^alpha", [ALPHA, OPS], id="caret"),
+    pytest.param("+alpha", [ALPHA, OPS], id="plus"),
+    pytest.param("alpha\0beta", [ALPHA], id="nul-separates"),
+    pytest.param("alpha\ud800", [ALPHA, OPS], id="lone-surrogate"),
+    # Operator words are plain words: only the document holding them matches.
+    pytest.param("alpha OR", [OPS], id="or-is-a-word"),
+    pytest.param("NOT alpha", [OPS], id="not-is-a-word"),
+    pytest.param("alpha NEAR", [OPS], id="near-is-a-word"),
+    pytest.param("alpha AND", [OPS], id="and-is-a-word"),
+    pytest.param("NEAR(x)", [OPS], id="near-call"),
+    pytest.param("title:markdown", [OPS], id="column-filter-is-text"),
+    pytest.param("markdown:alpha", [], id="column-filter-no-phrase"),
+    pytest.param("{title}: alpha", [OPS], id="column-set-is-text"),
+    # Pure syntax finds nothing (and never raises).
+    *(
+        pytest.param(query, [], id=f"syntax-{i}")
+        for i, query in enumerate(['"', '""', "*", "(", ")", "()", ":", "-", "^", "+", "{}"])
+    ),
+    pytest.param("\0", [], id="nul-only"),
+    pytest.param("\ud800", [], id="surrogate-only"),
+    pytest.param("", [], id="empty"),
+    pytest.param(" \t\n\u3000", [], id="blank"),
+]
+
+
+@pytest.mark.parametrize(("query", "expected"), SEARCHES)
+async def test_search_finds_the_same_documents_in_the_same_order(
+    store: Store, query: str, expected: list[str]
+) -> None:
+    await _fill(store)
+
+    hits = await store.search(query)
+
+    assert [hit.url for hit in hits] == expected
+    assert [hit.id for hit in hits] == [document_id(url) for url in expected]
+    scores = [hit.score for hit in hits]
+    assert scores == sorted(scores)  # lower is better, best first
+    assert [hit.title for hit in hits] == [DOCS[url][0] for url in expected]
+    assert await store.count() == 3
+
+
+#: Queries whose match relies on sitelore's own folding or splitting (diacritics, dotted
+#: words): PostgreSQL's ts_headline re-parses the raw Markdown without them.
+_PG_SNIPPET_MISSES = {"CAFÉ", "cafe", "Việt", "viet", "robots.txt", "txt", "3.14"}
+
+
+@pytest.mark.parametrize(
+    ("query", "shown"),
+    [
+        ("alpha", "alpha"),
+        ("gamma", "gamma"),
+        ("run", "running"),
+        ("snake_case", "snake"),
+        ("o'clock", "clock"),
+        ("CAFÉ", "café"),
+        ("cafe", "café"),
+        ("Việt", "Việt"),
+        ("viet", "Việt"),
+        ("robots.txt", "txt"),
+        ("txt", "txt"),
+        ("3.14", "3.14"),
+    ],
+)
+async def test_the_snippet_shows_and_marks_the_matched_word(
+    store: Store, request: pytest.FixtureRequest, query: str, shown: str
+) -> None:
+    """Every hit's snippet holds the word that matched, marked with ``**``."""
+    if isinstance(store, PostgresStore) and query in _PG_SNIPPET_MISSES:
+        request.applymarker(
+            pytest.mark.xfail(
+                strict=True,
+                reason="bug: PostgresStore snippets (ts_headline over the raw Markdown) "
+                "neither mark nor show a word matched through folding or splitting "
+                "(café/cafe, Việt, robots.txt, 3.14); SQLite marks them",
+            )
+        )
+    await _fill(store)
+
+    hits = await store.search(query)
+
+    assert hits
+    for hit in hits:
+        assert shown.lower() in hit.snippet.lower(), hit
+        assert "**" in hit.snippet, hit
+
+
+async def test_search_limit_keeps_the_best(store: Store) -> None:
+    await _fill(store)
+
+    assert [hit.url for hit in await store.search("alpha", limit=1)] == [ALPHA]
+    assert await store.search("alpha", limit=0) == []
+    with pytest.raises(ValueError, match="limit"):
+        await store.search("alpha", limit=-1)
+
+
+# -- removal (re-crawls) -----------------------------------------------------------------
+
+
+async def test_a_removed_document_leaves_search_until_it_is_stored_again(store: Store) -> None:
+    await _fill(store)
+    gone_at = _T0 + timedelta(days=3)
+
+    assert await store.mark_removed(ALPHA, status=410, at=gone_at) == document_id(ALPHA)
+    assert await store.mark_removed("https://a.test/never", status=404, at=gone_at) is None
+
+    assert [hit.url for hit in await store.search("alpha")] == [OPS]
+    removed = await store.get(ALPHA)
+    assert removed is not None
+    assert removed.removed_at == gone_at
+    assert removed.markdown == DOCS[ALPHA][1]  # kept
+    assert await store.count() == 3
+    known = await store.known_page(ALPHA)
+    assert known is not None
+    assert known.removed
+
+    await store.upsert(_doc(ALPHA), _meta())  # the page is back: the flag is cleared
+    assert [hit.url for hit in await store.search("alpha")] == [ALPHA, OPS]
+    back = await store.get(ALPHA)
+    assert back is not None
+    assert back.removed_at is None
+
+
+async def test_known_page_has_the_validators_and_links_of_exactly_that_url(store: Store) -> None:
+    links = ("https://a.test/x", "https://a.test/y")
+    await store.upsert(_doc(ALPHA, links=links), _meta(etag='"e1"'))
+
+    known = await store.known_page(ALPHA)
+
+    assert known is not None
+    assert (known.id, known.url, known.etag, known.links) == (
+        document_id(ALPHA),
+        ALPHA,
+        '"e1"',
+        links,
+    )
+    assert not known.removed
+    assert await store.known_page(ALPHA + "/") is None
+    assert await store.known_page(OPS) is None
