@@ -24,8 +24,13 @@ __all__ = ["crawl", "main"]
 
 async def crawl(
     seed: str, *, pages: int, depth: int, concurrency: int, store: str, deadline: float
-) -> CrawlSummary:
-    """One crawl of ``seed`` with delay 0, robots obeyed, up to ``pages`` requests."""
+) -> tuple[CrawlSummary, list[str], dict[str, int]]:
+    """One crawl of ``seed`` with delay 0, robots obeyed, up to ``pages`` requests.
+
+    Returns the summary (counts only, as a long crawl would keep), the final URLs of
+    the pages stored with status 200, and the count of outcomes by status/error kind,
+    all gathered from the outcome stream.
+    """
     limits = Limits(
         max_pages=pages,
         max_depth=depth,
@@ -40,8 +45,16 @@ async def crawl(
         concurrency=concurrency,
         deadline_seconds=deadline,
     )
-    async with Runtime(settings) as runtime:
-        return await runtime.crawl(seed, options)
+    ok: list[str] = []
+    statuses: dict[str, int] = {}
+    async with Runtime(settings) as runtime, runtime.open_crawl(seed, options) as run:
+        run.summary.keep_pages = False
+        async for page in run:
+            if page.status == 200 and page.indexed:
+                ok.append(page.final_url or page.url)
+            key = str(page.status) if page.error is None else f"{page.status}:{page.error.kind}"
+            statuses[key] = statuses.get(key, 0) + 1
+        return run.summary, ok, statuses
 
 
 def _use_general_link_path() -> None:
@@ -87,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
             profiler = Profiler(interval=0.001)
             profiler.start()
         clock = CrawlClock()
-        summary = asyncio.run(
+        summary, ok, statuses = asyncio.run(
             crawl(
                 args.seed,
                 pages=budget,
@@ -97,15 +110,6 @@ def main(argv: list[str] | None = None) -> int:
                 deadline=args.deadline,
             )
         )
-        ok = [
-            page.final_url or page.url
-            for page in summary.pages
-            if page.status == 200 and page.indexed
-        ]
-        statuses: dict[str, int] = {}
-        for page in summary.pages:
-            key = str(page.status) if page.error is None else f"{page.status}:{page.error.kind}"
-            statuses[key] = statuses.get(key, 0) + 1
         emit_result(
             crawler="sitelore",
             ok_urls=ok,

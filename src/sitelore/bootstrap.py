@@ -241,9 +241,14 @@ class Runtime:
         *,
         snapshots: Snapshots | None = None,
         seed_id: str | None = None,
+        keep_pages: bool = True,
     ) -> CrawlSummary:
-        """Crawl ``seed`` to the end and return the summary."""
+        """Crawl ``seed`` to the end and return the summary.
+
+        ``keep_pages=False`` keeps counts only (flat memory on very long crawls).
+        """
         async with self.open_crawl(seed, options, snapshots=snapshots, seed_id=seed_id) as run:
+            run.summary.keep_pages = keep_pages
             return await run.finish()
 
     async def capture_of(self, id_or_url: str) -> CaptureRef | None:

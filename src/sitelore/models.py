@@ -522,21 +522,35 @@ class CrawlSummary:
     clamped: tuple[ClampNote, ...] = ()
     #: URLs the site's sitemaps listed (offered to the frontier; scope still applies).
     sitemap_urls: int = 0
+    #: False keeps the counts only, not every outcome: memory stays flat on very long
+    #: crawls (``pages`` then stays empty; the outcomes were streamed to the caller).
+    keep_pages: bool = True
+    _crawled: int = dataclasses.field(default=0, init=False, repr=False)
+    _indexed: int = dataclasses.field(default=0, init=False, repr=False)
+    _errors: int = dataclasses.field(default=0, init=False, repr=False)
+
+    def record(self, outcome: PageOutcome) -> None:
+        """Count one finished page (and keep it, unless ``keep_pages`` is False)."""
+        self._crawled += 1
+        self._indexed += outcome.indexed
+        self._errors += outcome.error is not None
+        if self.keep_pages:
+            self.pages.append(outcome)
 
     @property
     def pages_crawled(self) -> int:
         """Pages for which a request was made."""
-        return len(self.pages)
+        return max(self._crawled, len(self.pages))
 
     @property
     def pages_indexed(self) -> int:
         """Pages stored as documents."""
-        return sum(1 for page in self.pages if page.indexed)
+        return max(self._indexed, sum(1 for page in self.pages if page.indexed))
 
     @property
     def errors(self) -> int:
         """Pages that ended in a typed error."""
-        return sum(1 for page in self.pages if page.error is not None)
+        return max(self._errors, sum(1 for page in self.pages if page.error is not None))
 
     def changes(self) -> dict[ChangeKind, list[str]]:
         """Page URLs by change kind (every kind present, in crawl order)."""

@@ -319,7 +319,7 @@ class CrawlRun:
             self.summary.truncated_reason = reason
 
     def _emit(self, outcome: PageOutcome) -> None:
-        self.summary.pages.append(outcome)
+        self.summary.record(outcome)
         self._queue.put_nowait(outcome)
 
     def _skip(self, reason: SkipReason) -> None:

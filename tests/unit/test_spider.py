@@ -528,3 +528,21 @@ class TestStreaming:
         await run.aclose()
         assert 1 <= await store.count() < 7
         await store.close()
+
+
+async def test_counts_only_summary_keeps_no_pages_but_counts_them() -> None:
+    """keep_pages=False: the outcomes still stream, the summary counts without keeping them."""
+    clock = FakeClock()
+    store = open_store(":memory:")
+    spider = Spider(
+        fetcher=FakeFetcher(clock, TREE), store=store, robots=allow_all_policy(), clock=clock
+    )
+    run = spider.crawl("https://docs.test/", CrawlOptions(delay=0, max_depth=5))
+    run.summary.keep_pages = False
+    streamed = [outcome async for outcome in run]
+    await store.close()
+    assert len(streamed) == 7
+    assert run.summary.pages == []
+    assert run.summary.pages_crawled == 7
+    assert run.summary.pages_indexed == 7
+    assert run.summary.to_json()["pagesCrawled"] == 7
