@@ -26,6 +26,7 @@ from sitelore.models import (
     PageOutcome,
     SearchHit,
     StoredDocument,
+    clamped_options,
 )
 
 __all__ = [
@@ -262,15 +263,7 @@ class Clamped(_Wire):
 
 def clamped_fields(requested: CrawlOptions, applied: CrawlOptions) -> list[Clamped]:
     """Every capped option ``applied`` holds lower than asked, and a delay it holds higher."""
-    fields = CrawlOptions.model_fields
-    out: list[Clamped] = []
-    for option, _cap in CAPPED_OPTIONS:
-        asked, got = getattr(requested, option), getattr(applied, option)
-        if got < asked:
-            out.append(Clamped(field=fields[option].alias or option, requested=asked, applied=got))
-    if applied.delay > requested.delay:
-        out.append(Clamped(field="delay", requested=requested.delay, applied=applied.delay))
-    return out
+    return [Clamped(**note.to_json()) for note in clamped_options(requested, applied)]
 
 
 def _failure(page: PageOutcome) -> PageFailure | None:
