@@ -86,8 +86,6 @@ def print_report(console: Console, report: ChangeReport, summary: CrawlSummary |
                 f"  [dim]({escape(reason)})[/dim]" if reason and kind is ChangeKind.FAILED else ""
             )
             console.print(f"  [{_STYLE[kind]}]{kind:<8}[/{_STYLE[kind]}] {escape(url)}{detail}")
-    if report.truncated:
-        console.print("  [yellow]truncated: the page cap stopped the crawl[/yellow]")
     if report.error is not None:
         console.print(f"  [bold red]refresh failed:[/bold red] {escape(report.error)}")
 
