@@ -17,6 +17,7 @@ from psycopg.types.json import Jsonb
 
 from sitelore.changes import ChangeReport, KnownPage
 from sitelore.models import CaptureRef, FetchMeta
+from sitelore.store._rows import known_page_from_row
 
 __all__ = [
     "capture_of",
@@ -96,14 +97,8 @@ async def known_page(conn: _Conn, url: str) -> KnownPage | None:
     if row is None:
         return None
     removed = row["removed_at"]
-    return KnownPage(
-        id=row["id"],
-        url=row["url"],
-        title=row["title"],
-        content_type=row["content_type"],
-        content_hash=row["content_hash"],
-        etag=row["etag"],
-        last_modified=row["last_modified"],
+    return known_page_from_row(
+        row,
         links=_strings(row["links"]),
         removed_at=None if removed is None else removed.astimezone(UTC),
     )

@@ -7,13 +7,14 @@ changed, and on which fields a document row holds. No SQL and no I/O here.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any
 
+from sitelore.changes import KnownPage
 from sitelore.models import Document, FetchMeta
 
-__all__ = ["content_hash", "document_id", "document_params"]
+__all__ = ["content_hash", "document_id", "document_params", "known_page_from_row"]
 
 
 def document_id(url: str) -> str:
@@ -56,3 +57,21 @@ def document_params(
         "lang": document.lang,
         "canonical_url": document.canonical_url,
     }
+
+
+def known_page_from_row(
+    row: Mapping[str, Any], *, links: tuple[str, ...] | None, removed_at: datetime | None
+) -> KnownPage:
+    """What a re-crawl needs to know of a stored page, from its row (links and the
+    removal time already decoded by the store's own dialect)."""
+    return KnownPage(
+        id=row["id"],
+        url=row["url"],
+        title=row["title"],
+        content_type=row["content_type"],
+        content_hash=row["content_hash"],
+        etag=row["etag"],
+        last_modified=row["last_modified"],
+        links=links,
+        removed_at=removed_at,
+    )

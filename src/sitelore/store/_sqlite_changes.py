@@ -23,6 +23,7 @@ from typing import Any
 
 from sitelore.changes import ChangeReport, KnownPage
 from sitelore.models import FetchMeta
+from sitelore.store._rows import known_page_from_row
 
 __all__ = [
     "SOURCES_MIGRATION",
@@ -125,14 +126,8 @@ def known_page(conn: sqlite3.Connection, url: str) -> KnownPage | None:
     if row is None:
         return None
     removed = row["removed_at"]
-    return KnownPage(
-        id=row["id"],
-        url=row["url"],
-        title=row["title"],
-        content_type=row["content_type"],
-        content_hash=row["content_hash"],
-        etag=row["etag"],
-        last_modified=row["last_modified"],
+    return known_page_from_row(
+        row,
         links=_links_from_text(row["links"]),
         removed_at=None if removed is None else _from_text(removed),
     )
