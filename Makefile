@@ -17,8 +17,7 @@ $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install -q -e '.[dev]'
 	touch $@
 
-$(VENV)/.installed-bench: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install -q -e '.[dev,bench]'
+$(VENV)/.installed-bench: $(VENV)/.installed-dev
 	touch $@
 
 ## demo: serve the bundled example site on loopback, crawl it, show what was stored, search it
