@@ -1,23 +1,37 @@
 """The PostgreSQL store on a real server: upserts, search like SQLite's, migrations, failures.
 
 Each module run creates its own database and drops it at the end; every test starts
-from an empty table.
+from an empty table. The last tests check the word splitting behind search and
+snippets (``_pg_text``) and need no database.
 """
 
 from __future__ import annotations
 
 import asyncio
+import random
+import re
+import unicodedata
 from collections.abc import AsyncIterator, Iterator
 from datetime import UTC, datetime, timedelta
 
 import psycopg
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from tests.scale_support import temp_database
 
 from sitelore.errors import ConfigError, SchemaVersionError
 from sitelore.models import Document, FetchMeta
 from sitelore.store import PostgresStore, SQLiteStore, document_id, open_store
-from sitelore.store.postgres import PG_SCHEMA_VERSION
+from sitelore.store._pg_text import (
+    MAX_BODY_CHARS,
+    MAX_WORD_CHARS,
+    index_text,
+    split_words,
+    stem_prefix,
+)
+from sitelore.store._snippet import CHUNK_CHARS, chunks
+from sitelore.store.postgres import PG_SCHEMA_VERSION, SNIPPET_SCAN_CHARS
 
 _T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -158,6 +172,176 @@ async def test_the_snippet_marks_the_matched_word(store: PostgresStore) -> None:
 
     assert "**robots**" in hit.snippet
     assert len(hit.snippet) < 300
+
+
+# -- snippets ----------------------------------------------------------------------------
+
+_W = " ".join(f"w{i}" for i in range(40))
+
+
+@pytest.mark.parametrize(
+    ("title", "markdown", "query"),
+    [
+        pytest.param("T", f"{_W} the robots.txt file; {_W}", "robots.txt", id="middle-phrase"),
+        pytest.param("T", f"{_W} robots end. ", "robots", id="near-the-end"),
+        pytest.param("T", f"  ...start robots then {_W}", "robots", id="at-the-start"),
+        pytest.param("Robots", f"nothing here {_W}", "robots", id="title-only"),
+        pytest.param("Robots guide", f"{_W} robots {_W}", "robots", id="title-wins-ties"),
+        pytest.param("T", f"One. {_W}. Then: a crawler, {_W}", "crawler", id="sentence-start"),
+        pytest.param("T", f"{_W}, the robots.txt file; w1 w2", "w1 robots", id="two-words"),
+        pytest.param("T", f"robots {'x ' * 5}robots txt {_W}", "robots", id="repeats"),
+        pytest.param("T", f"{_W} robots robots.txt robots {_W}", "robots.txt robots", id="overlap"),
+        pytest.param("T", f"{_W} Le CAFÉ, les cafés. Tiếng Việt {_W}", "cafe viet", id="folded"),
+        pytest.param(
+            "T", unicodedata.normalize("NFD", f"{_W} Tiếng Việt {_W}"), "viet", id="decomposed"
+        ),
+        pytest.param("T", f"{_W} running runners ran {_W}", "runs", id="stemmed"),
+        pytest.param("T", f"{_W} version 1e9e here", "1e9e", id="split-by-postgresql"),
+        pytest.param("T", f"{_W} 3.14, pi {_W}", "3.14", id="number"),
+    ],
+)
+async def test_snippets_are_the_ones_sqlite_cuts(
+    store: PostgresStore, title: str, markdown: str, query: str
+) -> None:
+    sqlite = SQLiteStore(":memory:")
+    try:
+        await sqlite.upsert(_doc("https://a.test/x", title, markdown), _meta())
+        (expected,) = await sqlite.search(query)
+    finally:
+        await sqlite.close()
+    await store.upsert(_doc("https://a.test/x", title, markdown), _meta())
+
+    (hit,) = await store.search(query)
+
+    assert "**" in expected.snippet
+    assert hit.snippet == expected.snippet
+
+
+async def test_a_match_far_into_a_long_page_is_shown_and_marked(store: PostgresStore) -> None:
+    far = " ".join(f"w{i}" for i in range(6000))  # ~40,000 characters: past the first pieces
+    await store.upsert(_doc("https://a.test/x", "T", f"{far} the Café {far}"), _meta())
+
+    (hit,) = await store.search("cafe")
+
+    assert "**Café**" in hit.snippet
+    assert len(hit.snippet) < 200
+
+
+async def test_past_the_scanned_part_the_snippet_is_the_start_of_the_page(
+    store: PostgresStore,
+) -> None:
+    word = "x--------- "  # 11 characters, 2 of them indexed ("x ")
+    markdown = "start " + word * (SNIPPET_SCAN_CHARS // len(word)) + "late"
+    assert len(index_text(markdown)) < MAX_BODY_CHARS  # "late" is indexed, yet not scanned
+    await store.upsert(_doc("https://a.test/x", "T", markdown), _meta())
+
+    (hit,) = await store.search("late")
+
+    assert hit.snippet == "start " + word * 14 + "x…"
+
+
+async def test_a_snippet_stays_short_whatever_the_page_holds(store: PostgresStore) -> None:
+    markdown = "=" * 5000 + " robots " + "-" * 5000 + " " + "y" * 5000
+    await store.upsert(_doc("https://a.test/x", "T", markdown), _meta())
+
+    (hit,) = await store.search("robots")
+
+    assert "**robots**" in hit.snippet
+    assert len(hit.snippet) < 300  # long runs of one character are cut short with "…"
+
+
+async def test_a_stem_keeps_the_start_of_its_word(store: PostgresStore, database: str) -> None:
+    """stem_prefix() trusts Porter to keep all but the stem's last letter from the word."""
+    words = [
+        "sensibility", "happiness", "happy", "hoping", "hopping", "generalizations",
+        "relational", "agreed", "ies", "being", "running", "conflated", "controlling",
+        "formalities", "electrical", "hopefulness", "3", "v1", "a", "Việt",
+    ]  # fmt: skip
+    rows = _sql(
+        database,
+        "SELECT w, array_to_string(tsvector_to_array(to_tsvector('sitelore_text', w)), ' ') "
+        "FROM unnest(ARRAY[" + ", ".join(f"'{word.lower()}'" for word in words) + "]) AS w",
+    )
+
+    assert len(rows) == len(words)
+    for word, stem in rows:
+        prefix = stem_prefix(str(stem))
+        assert prefix is not None, (word, stem)
+        assert str(word).startswith(prefix), (word, stem)
+
+
+# -- the words behind search and snippets (no database) ------------------------------------
+
+#: Letters that fold into two words (a letter and a spacing mark): split_words() folds
+#: them one by one, so its words stay lined up with the text but differ from the index's.
+_TWO_WORD_LETTERS = "\u0b94\u1b06\u1b08\u1b0a\u1b0c\u1b0e\u1b12"
+
+
+def _reference_fold(text: str) -> str:
+    """The folding rule, written plainly: lower case, decompose, drop nonspacing marks."""
+    decomposed = unicodedata.normalize("NFD", text.lower())
+    return "".join(ch for ch in decomposed if unicodedata.category(ch) != "Mn")
+
+
+def test_folding_is_lower_case_without_combining_marks_for_every_character() -> None:
+    every = " ".join(chr(i) for i in range(0x30000) if not 0xD800 <= i < 0xE000)
+
+    expected = [w for w in re.findall(r"[^\W_]+", _reference_fold(every)) if len(w) <= 255]
+    assert index_text(every, max_chars=10**9).split() == expected
+
+
+@given(st.text(alphabet=st.characters(blacklist_characters=_TWO_WORD_LETTERS), max_size=60))
+def test_split_words_gives_back_the_text_and_the_indexed_words(text: str) -> None:
+    words = split_words(text)
+
+    assert len(words.gaps) == len(words.tokens) + 1 == len(words.folded) + 1
+    rebuilt = "".join(
+        gap + token for gap, token in zip(words.gaps, [*words.tokens, ""], strict=True)
+    )
+    assert rebuilt == text
+    kept = [word for word in words.folded if len(word) <= MAX_WORD_CHARS]
+    assert kept == index_text(text, max_chars=10**9).split()
+
+
+@pytest.mark.parametrize("more", [False, True])
+def test_a_long_body_is_read_in_pieces_cut_between_words(more: bool) -> None:
+    rng = random.Random(7)
+    spellings = ["word", "Vie\u0323\u0302t", "café", "x" * 300, "a.b", "\u0301", "  ", ".\n\n"]
+    text = "".join(rng.choice(spellings) + rng.choice(" ,;") for _ in range(3000))
+
+    pieces = list(chunks(text, more=more))
+
+    assert [(piece.head, piece.whole) for piece in pieces] == [
+        (i == 0, i == len(pieces) - 1 and not more) for i in range(len(pieces))
+    ]
+    rebuilt = [
+        "".join(g + t for g, t in zip(p.words.gaps, [*p.words.tokens, ""], strict=True))
+        for p in pieces
+    ]
+    assert "".join(rebuilt) == text
+    assert all(CHUNK_CHARS - 400 < len(piece) <= CHUNK_CHARS for piece in rebuilt[:-1])
+    assert [w for p in pieces for w in p.words.folded] == split_words(text).folded
+
+
+@pytest.mark.parametrize(
+    ("text", "tokens", "folded"),
+    [
+        ("Robots.txt: the Café's", ["Robots", "txt", "the", "Café", "s"], None),
+        ("Vie\u0323\u0302t nam", ["Vie\u0323\u0302t", "nam"], ["viet", "nam"]),
+        ("\u0301a \u0301", ["a"], ["a"]),
+        ("ΛΟΓΟΣ, ΛΟΓΟΣ.Λ", ["ΛΟΓΟΣ", "ΛΟΓΟΣ", "Λ"], ["λογος", "λογοσ", "λ"]),  # as lower()
+        ("x\u0b94y z", ["x\u0b94y", "z"], ["x\u0b92\u0bd7y", "z"]),
+        ("", [], []),
+    ],
+)
+def test_split_words_keeps_each_word_as_written(
+    text: str, tokens: list[str], folded: list[str] | None
+) -> None:
+    words = split_words(text)
+
+    assert words.tokens == tokens
+    if folded is not None:
+        assert words.folded == folded
 
 
 @pytest.mark.parametrize(

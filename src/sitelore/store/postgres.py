@@ -15,6 +15,12 @@ Choices worth knowing:
   match the same documents for the same query. Ranking is ``ts_rank`` with title words
   weighted 10x body words; ``score`` is the negated rank (lower is better, as BM25).
   The indexed words are capped (``MAX_BODY_CHARS``); the Markdown is stored whole.
+* **Snippets like SQLite's**, cut in Python (``_snippet``) for the returned hits only:
+  ``ts_headline`` would re-parse the Markdown without the folding and show no ``café``
+  for ``cafe``. The words are split and folded as for the index, and PostgreSQL stems
+  the few that may match (one more round trip), so a snippet marks the words the index
+  matched. The search fetches the first 10,000 characters of each hit; a page with no
+  match there fetches the rest of its first ``SNIPPET_SCAN_CHARS`` (two round trips).
 * **Unchanged pages do not touch the index**: the tsvector is recomputed only when
   the content hash changes.
 * **Migrations** are append-only steps in ``_MIGRATIONS``; the version lives in
@@ -31,6 +37,7 @@ from __future__ import annotations
 import asyncio
 import builtins
 import contextlib
+import itertools
 from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime
 from typing import Any
@@ -52,10 +59,19 @@ from sitelore.models import (
 )
 from sitelore.store import _pg_extras as extras
 from sitelore.store._pg_schema import CREATE_VERSION_TABLE, MIGRATION_LOCK, MIGRATIONS
-from sitelore.store._pg_text import MAX_TITLE_CHARS, index_text, tsquery_text
+from sitelore.store._pg_text import (
+    MAX_BODY_CHARS,
+    MAX_TITLE_CHARS,
+    MAX_WORD_CHARS,
+    index_text,
+    query_phrases,
+    stem_prefix,
+    tsquery_text,
+)
 from sitelore.store._rows import document_id, document_params
+from sitelore.store._snippet import CHUNK_CHARS, Column, Phrase, chunks, column, has_match, snippet
 
-__all__ = ["PG_SCHEMA_VERSION", "PostgresStore"]
+__all__ = ["PG_SCHEMA_VERSION", "SNIPPET_SCAN_CHARS", "PostgresStore"]
 
 _Conn = psycopg.AsyncConnection[dict[str, Any]]
 
@@ -109,16 +125,24 @@ _SELECT_PAGE = (
 )
 _DELETE = "DELETE FROM sitelore_documents WHERE id = %s OR url = %s"
 _COUNT = "SELECT count(*) AS n FROM sitelore_documents"
-# Rank in a subquery so ts_headline (costly) runs for the LIMIT rows only. Weights are
+#: Snippets are cut from this many leading characters of the Markdown (as many as the
+#: index holds words of, or more); a word found only further on leaves the snippet
+#: unmarked (the start of the page).
+SNIPPET_SCAN_CHARS = MAX_BODY_CHARS
+# A word's lexemes as the index has them: one stem, or several when PostgreSQL's parser
+# splits the word further ("1e9e"), or none.
+_STEM = "array_to_string(tsvector_to_array(to_tsvector('sitelore_text', w)), ' ')"
+# Rank in a subquery so only the LIMIT rows fetch the start of their Markdown (snippets
+# are cut in Python; one character more tells whether more follows). Weights are
 # {D, C, B, A}: title (A) counts ten times body (B), as the SQLite store's bm25(10, 1).
-_SEARCH = """
-SELECT d.id, d.url, d.title,
-       ts_headline('sitelore_text', left(d.markdown, 100000), m.q,
-                   'StartSel=**, StopSel=**, MaxWords=16, MinWords=6, MaxFragments=1')
-           AS snippet,
-       -m.rank AS score
+# "stems" (the query words' stems) is computed once, not per row.
+_SEARCH = f"""
+SELECT d.id, d.url, d.title, d.content_hash, -m.rank AS score,
+       left(d.markdown, %(chunk)s + 1) AS markdown,
+       (SELECT array_agg({_STEM} ORDER BY n)
+        FROM unnest(%(words)s::text[]) WITH ORDINALITY AS t(w, n)) AS stems
 FROM (
-    SELECT pk, q, ts_rank('{0.1, 0.1, 0.1, 1.0}', tsv, q) AS rank
+    SELECT pk, ts_rank('{{0.1, 0.1, 0.1, 1.0}}', tsv, q) AS rank
     FROM sitelore_documents, to_tsquery('sitelore_text', %(query)s) AS q
     WHERE tsv @@ q AND removed_at IS NULL
     ORDER BY rank DESC, pk
@@ -126,6 +150,14 @@ FROM (
 ) AS m
 JOIN sitelore_documents AS d ON d.pk = m.pk
 ORDER BY m.rank DESC, m.pk
+"""  # noqa: S608 - _STEM is a constant; every value is a bound parameter
+_STEMS = f"SELECT w AS word, {_STEM} AS stem FROM unnest(%s::text[]) AS w"  # noqa: S608
+# The rest of the scanned Markdown of some hits, unless the page changed meanwhile.
+_MORE_MARKDOWN = """
+SELECT t.n - 1 AS i, substr(d.markdown, t.start + 1, %(size)s - t.start + 1) AS markdown
+FROM unnest(%(ids)s::text[], %(hashes)s::text[], %(starts)s::int[])
+     WITH ORDINALITY AS t(id, hash, start, n)
+JOIN sitelore_documents AS d ON d.id = t.id AND d.content_hash = t.hash
 """
 
 
@@ -146,6 +178,83 @@ def _row_to_document(row: dict[str, Any]) -> StoredDocument:
         updated_at=row["updated_at"].astimezone(UTC),
         removed_at=None if removed is None else removed.astimezone(UTC),
     )
+
+
+async def _snippets(
+    conn: _Conn,
+    rows: builtins.list[dict[str, Any]],
+    phrases: builtins.list[builtins.list[str]],
+    stems: dict[str, str],
+) -> builtins.list[str]:
+    """A snippet for each row, cut from its title or the first piece of its body with a match.
+
+    The search fetched the first piece of each body. Rows with no match there fetch
+    the rest of their first ``SNIPPET_SCAN_CHARS`` characters, once. ``stems`` maps
+    words to their stems (the query's words, to start with); the words that may match,
+    as their first letters tell (``stem_prefix``), are stemmed by PostgreSQL.
+    """
+    prefixes = tuple(
+        {p for phrase in phrases for word in phrase if (p := stem_prefix(stems[word]))}
+    )
+    titles = [column(row["title"]) for row in rows]
+    # The search fetched a character more than a chunk, so chunks() sees if more follows.
+    firsts = [next(chunks(row["markdown"])) for row in rows]
+    stems |= await _stems_of(conn, [*titles, *firsts], prefixes, stems)
+    matching = _matching_phrases(phrases, stems)
+    chosen = dict(enumerate(firsts))
+    looking = [
+        i
+        for i in chosen
+        if not firsts[i].whole
+        and not has_match(firsts[i], matching)
+        and not has_match(titles[i], matching)
+    ]
+    if looking:
+        params = {
+            "ids": [rows[i]["id"] for i in looking],
+            "hashes": [rows[i]["content_hash"] for i in looking],
+            "starts": [firsts[i].size for i in looking],
+            "size": SNIPPET_SCAN_CHARS,
+        }
+        cur = await conn.execute(_MORE_MARKDOWN, params)
+        rests: dict[int, builtins.list[Column]] = {}
+        for row in await cur.fetchall():
+            i = looking[row["i"]]
+            text = row["markdown"]
+            cap = SNIPPET_SCAN_CHARS - firsts[i].size
+            rests[i] = list(chunks(text[:cap], head=False, more=len(text) > cap))
+        more = [col for cols in rests.values() for col in cols]
+        stems |= await _stems_of(conn, more, prefixes, stems)
+        matching = _matching_phrases(phrases, stems)
+        for i, cols in rests.items():
+            chosen[i] = next((col for col in cols if has_match(col, matching)), firsts[i])
+    return [snippet([titles[i], chosen[i]], matching) for i in range(len(rows))]
+
+
+async def _stems_of(
+    conn: _Conn, columns: builtins.list[Column], prefixes: tuple[str, ...], known: dict[str, str]
+) -> dict[str, str]:
+    """The stems of the words of ``columns`` that start with one of ``prefixes``, if new."""
+    if not prefixes:
+        return {}
+    words = set(itertools.chain.from_iterable(col.words.folded for col in columns))
+    found = {w for w in words if w.startswith(prefixes) and len(w) <= MAX_WORD_CHARS}
+    unknown = sorted(found - known.keys())
+    if not unknown:
+        return {}
+    cur = await conn.execute(_STEMS, (unknown,))
+    return {row["word"]: row["stem"] for row in await cur.fetchall()}
+
+
+def _matching_phrases(
+    phrases: builtins.list[builtins.list[str]], stems: dict[str, str]
+) -> builtins.list[Phrase]:
+    """For each word of each query phrase, the known words with the same (non-empty) stem."""
+    alike: dict[str, set[str]] = {}
+    for word, stem in stems.items():
+        if stem:
+            alike.setdefault(stem, set()).add(word)
+    return [[alike.get(stems[word], set()) for word in phrase] for phrase in phrases]
 
 
 class PostgresStore:
@@ -344,18 +453,25 @@ class PostgresStore:
         expression = tsquery_text(query)
         if not expression or limit == 0:
             return []
+        phrases = query_phrases(query)
+        words = sorted({word for phrase in phrases for word in phrase})
+        params = {"query": expression, "limit": limit, "words": words, "chunk": CHUNK_CHARS}
         async with self._connection("search") as conn:
-            cur = await conn.execute(_SEARCH, {"query": expression, "limit": limit})
+            cur = await conn.execute(_SEARCH, params)
             rows = await cur.fetchall()
+            if not rows:
+                return []
+            stems = dict(zip(words, rows[0]["stems"], strict=True))
+            snippets = await _snippets(conn, rows, phrases, stems)
         return [
             SearchHit(
                 id=row["id"],
                 url=row["url"],
                 title=row["title"],
-                snippet=row["snippet"],
+                snippet=text,
                 score=float(row["score"]),
             )
-            for row in rows
+            for row, text in zip(rows, snippets, strict=True)
         ]
 
     async def delete(self, id_or_url: str) -> bool:
