@@ -540,17 +540,17 @@ class CrawlSummary:
     @property
     def pages_crawled(self) -> int:
         """Pages for which a request was made."""
-        return max(self._crawled, len(self.pages))
+        return self._crawled
 
     @property
     def pages_indexed(self) -> int:
         """Pages stored as documents."""
-        return max(self._indexed, sum(1 for page in self.pages if page.indexed))
+        return self._indexed
 
     @property
     def errors(self) -> int:
         """Pages that ended in a typed error."""
-        return max(self._errors, sum(1 for page in self.pages if page.error is not None))
+        return self._errors
 
     def changes(self) -> dict[ChangeKind, list[str]]:
         """Page URLs by change kind (every kind present, in crawl order)."""

@@ -543,13 +543,14 @@ class TestHumanSummary:
     def test_a_redirect_onto_a_fetched_page_is_shown_as_one(self) -> None:
         base = "https://docs.test"
         summary = CrawlSummary(seed=base + "/", options=CrawlOptions())
-        summary.pages = [
+        for page in (
             PageOutcome(
                 url=base + "/", depth=0, final_url=base + "/", status=200, title="Home",
                 document_id="d1", indexed=True,
             ),
             PageOutcome(url=base + "/latest/", depth=1, final_url=base + "/", status=200),
-        ]  # fmt: skip
+        ):  # fmt: skip
+            summary.record(page)
         out, _ = self.render(summary)
         (row,) = [line for line in out.splitlines() if "/latest/" in line]
         assert "→" in row

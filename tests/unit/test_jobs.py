@@ -31,7 +31,7 @@ class ScriptedRun:
         page = await self.feed.get()
         if page is None:
             raise StopAsyncIteration
-        self.summary.pages.append(page)
+        self.summary.record(page)
         return page
 
 
