@@ -20,6 +20,15 @@ from sitelore.convert._title import heading_text, names_page
 
 __all__ = ["clean_content", "is_hidden", "select_content", "text_length"]
 
+#: DocBook (PostgreSQL, ...) pages: the one division between the navheader and footer.
+_DOCBOOK = ", ".join(
+    f"body > div.{name}"
+    for name in (
+        "book", "part", "chapter", "appendix", "preface", "reference", "refentry", "article",
+        "sect1", "sect2", "sect3", "section", "index", "glossary", "bibliography", "set",
+        "colophon", "legalnotice", "partintro",
+    )
+)  # fmt: skip
 #: Containers of documentation generators and themes, most specific first, then
 #: generic landmarks. The first non-empty, visible match wins.
 _CONTAINERS = (
@@ -35,6 +44,7 @@ _CONTAINERS = (
     "div.document div.body",  # Sphinx themes without role
     "div.contents",  # Doxygen
     "div.contentContainer",  # older Javadoc
+    _DOCBOOK,
     "main",  # mdBook, Javadoc, pydata
     "article",
     "[role=main]",
@@ -46,11 +56,12 @@ _CONTAINERS = (
 _ALWAYS_DROP = (
     "script, style, noscript, template, iframe, object, embed, canvas, svg, dialog, "
     "button, input, select, textarea, link, meta, "
-    "nav, aside, footer, "
+    "nav, aside:not(.footnote):not(.footnote-list), footer, "
     "[hidden], [aria-hidden=true i], "
     "[role=navigation i], [role=search i], [role=complementary i], [role=contentinfo i], "
     "[role=banner i], [role=dialog i], [role=alertdialog i], "
     "a.headerlink, a.srclink, a.test-arrow, .rightside, .out-of-band, summary.hideme, "
+    "a.anchor, .notable-traits, div.tooltip, "
     "div.navheader, div.navfooter, .copy-button, .clipboard-button, .linenodiv, "
     "td.linenos, .lineno"
 )
@@ -98,6 +109,10 @@ _PAGE_HEADINGS = "h2, h3, .title"
 _MAX_HEADINGS = 30
 _TITLE_BLOCK_LOOKBACK = 1
 _LINK_BLOCK_DENSITY = 0.8
+#: The density fallback never descends into these (a table's rows are not a page).
+_TABLE_PARTS = frozenset(
+    {"table", "thead", "tbody", "tfoot", "tr", "td", "th", "pre", "ul", "ol", "dl"}
+)
 _SKIP_FOR_DENSITY = frozenset(
     {"script", "style", "noscript", "template", "nav", "aside", "footer", "header", "head"}
 )
@@ -229,7 +244,7 @@ def _densest(body: LexborNode) -> LexborNode | None:
     if wanted <= 0:
         return None
     node = body
-    while True:
+    while node.tag not in _TABLE_PARTS:
         heading = node.css_first("h1")
         for child in node.iter():
             size, child_links = sizes.get(child.mem_id, (0, 0))
@@ -321,11 +336,32 @@ def _is_page_header(node: LexborNode) -> bool:
     return node.css_first("h1, h2, h3") is None
 
 
+def _in_code(node: LexborNode) -> bool:
+    """Whether ``node`` is or sits inside ``<pre>``/``<code>``: code text is never chrome."""
+    current: LexborNode | None = node
+    while current is not None:
+        if current.tag in ("pre", "code"):
+            return True
+        current = current.parent
+    return False
+
+
 def clean_content(content: LexborNode) -> None:
-    """Remove chrome, hidden and non-content elements from ``content``, in place."""
+    """Remove chrome, hidden and non-content elements from ``content``, in place.
+
+    Boilerplate rules (chrome names, hidden styles, page headers, forms) never
+    remove anything inside ``<pre>`` or ``<code>``: a highlighter's
+    ``<span class="comment">`` is code.
+    """
     _remove_outermost(content.css(_ALWAYS_DROP), content)
-    _remove_outermost(content.css("[style]"), content, lambda node: not is_hidden(node))
-    _remove_outermost(content.css(_CHROME_CANDIDATES), content, lambda node: not _is_chrome(node))
+    _remove_outermost(
+        content.css("[style]"), content, lambda node: _in_code(node) or not is_hidden(node)
+    )
+    _remove_outermost(
+        content.css(_CHROME_CANDIDATES),
+        content,
+        lambda node: _in_code(node) or not _is_chrome(node),
+    )
     _remove_outermost(content.css("header"), content, lambda node: not _is_page_header(node))
     _remove_outermost(content.css("form"), content, lambda node: not _is_small_form(node))
     _remove_outermost(

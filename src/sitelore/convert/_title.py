@@ -32,8 +32,8 @@ def _norm(text: str) -> str:
 
 
 def heading_text(node: LexborNode) -> str:
-    """The visible text of a heading, whitespace squashed."""
-    return " ".join(node.text(deep=True, separator=" ").split()).strip()
+    """The text content of a heading, whitespace collapsed, nothing added between elements."""
+    return " ".join(node.text(deep=True).split())
 
 
 def _segments(title: str) -> list[str]:
