@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import codecs
+import re
 from pathlib import Path
 
 import pytest
@@ -323,6 +324,16 @@ def test_document_links_cover_the_whole_page() -> None:
             "OG title",
         ),
         ("<title>Only title</title><main><p>x</p></main>", URL, "Only title"),
+        (  # the h1's text content: no spaces injected around inline elements
+            "<title>x</title><main><h1>What Is <acronym>PostgreSQL</acronym>?</h1></main>",
+            URL,
+            "What Is PostgreSQL?",
+        ),
+        (  # <title> without its site suffix when nothing else names the page
+            "<title>Page name - Acme docs</title><main><p>x</p></main>",
+            URL,
+            "Page name",
+        ),
         ("<main><p>x</p></main>", "https://ex.com/docs/the-page.html", "the-page"),
         ("<main><p>x</p></main>", "https://ex.com/", "ex.com"),
     ],
@@ -330,6 +341,26 @@ def test_document_links_cover_the_whole_page() -> None:
 def test_title_rules(html: str, url: str, expected: str) -> None:
     """The title comes from <title>/h1, then h1, then og:title, then the URL."""
     assert html_to_document(html, url).title == expected
+
+
+def test_multi_paragraph_cells_keep_their_breaks() -> None:
+    body = (
+        "<main><h1>T</h1><table><tr><th>Function</th><th>Notes</th></tr>"
+        "<tr><td><p>f ()</p><p>Returns x.</p></td><td>y</td></tr></table></main>"
+    )
+    markdown = html_to_document(body, URL).markdown
+    assert "| f ()<br>Returns x. | y" in markdown
+
+
+def test_density_fallback_never_picks_a_table_alone() -> None:
+    rows = "".join(f"<tr><td><code>KW{i}</code></td><td>reserved word</td></tr>" for i in range(60))
+    body = (
+        "<body><div class='x'><h2>Key Words</h2><p>Intro.</p>"
+        f"<table><tr><th>Key Word</th><th>Status</th></tr>{rows}</table></div></body>"
+    )
+    markdown = html_to_document(body, URL).markdown
+    assert "## Key Words" in markdown
+    assert re.search(r"^\| `KW59` +\| reserved word \|$", markdown, re.MULTILINE)
 
 
 def test_metadata() -> None:

@@ -244,11 +244,13 @@ def _densest(body: LexborNode) -> LexborNode | None:
     if wanted <= 0:
         return None
     node = body
-    while node.tag not in _TABLE_PARTS:
+    while True:
         heading = node.css_first("h1")
         for child in node.iter():
             size, child_links = sizes.get(child.mem_id, (0, 0))
             if size - child_links >= wanted:
+                if child.tag in _TABLE_PARTS:
+                    return None if node is body else node
                 # Never descend past the page's heading.
                 if heading is not None and child.css_first("h1") is None:
                     return None if node is body else node

@@ -9,6 +9,7 @@ Run on the cleaned content before it is written as Markdown, in place:
 - API definition lists (Sphinx ``dl.py``/``dt.sig``, CMake, reST domains) become
   nested lists whose items start with the signature as inline code, then the body;
   DocBook tables of contents (``dl.toc``) become nested lists of links;
+- lists used for layout (Javadoc's ``ul > li > section``) are unwrapped;
 - footnotes (docutils ``aside.footnote``, ``dl.footnote``) become GFM footnotes:
   references ``[^1]`` and definitions ``[^1]: text``.
 """
@@ -20,6 +21,7 @@ from selectolax.lexbor import LexborHTMLParser, LexborNode
 __all__ = ["prepare_structure"]
 
 _HEADINGS = "h1, h2, h3, h4, h5, h6"
+_SECTIONING = frozenset({"section", "h1", "h2", "h3", "h4", "h5", "h6"})
 #: Classes that mark a definition list as API descriptions (Sphinx domains).
 _API_DL_CLASSES = frozenset(
     {"py", "c", "cpp", "js", "rst", "std", "cmake", "function", "class", "method",
@@ -160,8 +162,30 @@ def _prepare_footnotes(tree: LexborHTMLParser, content: LexborNode) -> None:
         wrapper.unwrap()
 
 
+def _first_element(node: LexborNode) -> LexborNode | None:
+    return next((child for child in node.iter() if child.is_element_node), None)
+
+
+def _unwrap_layout_lists(content: LexborNode) -> None:
+    """Unwrap lists used for page layout: every item starts with a section or heading.
+
+    Javadoc nests its summary and detail sections in ``ul > li > section``, which
+    would write each heading as a list item (``- ## Method Summary``).
+    """
+    for listing in reversed(content.css("ul, ol")):
+        items = [child for child in listing.iter() if child.is_element_node]
+        if not items or any(item.tag != "li" for item in items):
+            continue
+        firsts = [_first_element(item) for item in items]
+        if all(f is not None and f.tag in _SECTIONING for f in firsts):
+            for item in items:
+                item.unwrap()
+            listing.unwrap()
+
+
 def prepare_structure(tree: LexborHTMLParser, content: LexborNode) -> None:
     """Rewrite code headers, API and TOC definition lists and footnotes in ``content``."""
+    _unwrap_layout_lists(content)
     _prepare_code_headers(content)
     _prepare_footnotes(tree, content)
     _prepare_definition_lists(tree, content)
