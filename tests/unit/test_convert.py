@@ -352,6 +352,26 @@ def test_multi_paragraph_cells_keep_their_breaks() -> None:
     assert "| f ()<br>Returns x. | y" in markdown
 
 
+def test_table_with_code_in_a_cell_is_an_html_table_holding_markdown() -> None:
+    body = (
+        "<main><h1>T</h1><table><tr><th>Function</th></tr><tr><td><p>Wraps the result:</p>"
+        "<pre class='programlisting'>&lt;toptag&gt;\n  &lt;itemtag&gt;1&lt;/itemtag&gt;\n"
+        "&lt;/toptag&gt;</pre></td></tr></table></main>"
+    )
+    markdown = html_to_document(body, URL).markdown
+    assert "<table>\n<tr>\n<th>\n\nFunction\n\n</th>" in markdown
+    assert "Wraps the result:\n\n```\n<toptag>\n  <itemtag>1</itemtag>\n</toptag>\n```" in markdown
+
+
+@pytest.mark.parametrize("name", ["cookies", "comments"])
+def test_docs_section_named_like_chrome_keeps_its_examples(name: str) -> None:
+    body = (
+        f"<main><h1>T</h1><section id='{name}'><h2>{name}</h2><p>Read them:</p>"
+        "<pre>r.cookies['example_cookie_name']</pre></section></main>"
+    )
+    assert "r.cookies['example_cookie_name']" in html_to_document(body, URL).markdown
+
+
 def test_density_fallback_never_picks_a_table_alone() -> None:
     rows = "".join(f"<tr><td><code>KW{i}</code></td><td>reserved word</td></tr>" for i in range(60))
     body = (

@@ -305,6 +305,8 @@ def _is_chrome(node: LexborNode) -> bool:
     names = f"{attrs.get('class') or ''} {attrs.get('id') or ''}".split()
     if not any(_CHROME_NAME.search(name) for name in names):
         return False
+    if node.css_first("pre") is not None:
+        return False  # a docs section about cookies or comments, with its examples
     if any(_ALWAYS_CHROME.search(name) for name in names):
         return True
     if node.tag in ("body", "main", "article", "pre", "code", "table", "h1", "h2"):

@@ -56,6 +56,9 @@ _UNMARK_TABLE = str.maketrans({m: "\\" + c for c, m in _LINK_TEXT_MARKERS.items(
 _ANGLE_MARK = str.maketrans({"<": _LINK_TEXT_MARKERS["<"]})
 #: A paragraph holding only this keeps two adjacent block quotes apart.
 _QUOTE_BREAK = "\ue010"
+#: Wraps the number of a table written as HTML (a GFM table cannot hold code blocks).
+_TABLE_MARK = "\ue011"
+_TABLE_SLOT = re.compile(r"^([ >]*)" + _TABLE_MARK + r"(\d+)" + _TABLE_MARK + r"[ \t]*$", re.M)
 _NEEDS_MARKING = re.compile(r"[\[\]<>*_`]")
 _FENCE_OPEN = re.compile(r"^(`{3,}|~{3,})")
 _CODE_TAGS = frozenset({"pre", "code", "kbd", "samp", "tt", "script", "style"})
@@ -206,6 +209,51 @@ def _mark_link_text(link: LexborNode, content: LexborNode) -> None:
             node.replace_with((node.text_content or "").translate(_MARK_TABLE))
 
 
+def _to_markdown(html: str) -> str:
+    markdown = convert(html, _options()).content or ""
+    return markdown.translate(_UNMARK_TABLE).replace(_QUOTE_BREAK, "")
+
+
+def _html_table(table: LexborNode) -> str:
+    """``table`` as an HTML table whose cells hold Markdown (blank lines around it)."""
+    lines = ["<table>"]
+    for row in table.css("tr"):
+        lines.append("<tr>")
+        for cell in row.iter():
+            if cell.tag not in ("td", "th"):
+                continue
+            span = "".join(
+                f' {name}="{value}"'
+                for name in ("colspan", "rowspan")
+                if (value := cell.attributes.get(name)) and value.isdigit()
+            )
+            lines += [f"<{cell.tag}{span}>", "", _to_markdown(cell.inner_html or "").strip(), ""]
+            lines.append(f"</{cell.tag}>")
+        lines.append("</tr>")
+    lines.append("</table>")
+    return "\n".join(lines)
+
+
+def _indent(block: str, prefix: str) -> str:
+    """``block`` with every line under ``prefix`` (a list item's indent, a quote's ``>``)."""
+    bare = prefix.rstrip()
+    return "\n".join(prefix + line if line else bare for line in block.split("\n"))
+
+
+def _prepare_code_tables(tree: LexborHTMLParser, content: LexborNode) -> list[str]:
+    """Replace tables with code blocks in their cells by numbered slots; return their HTML."""
+    written: list[str] = []
+    for table in content.css("table"):
+        if table.parent is None or table.css_first("td pre, th pre") is None:
+            continue
+        slot = tree.create_node("p")
+        slot.insert_child(f"{_TABLE_MARK}{len(written)}{_TABLE_MARK}")
+        written.append(_html_table(table))
+        table.insert_before(slot, move=True)
+        table.decompose()
+    return written
+
+
 def _escape_text(content: LexborNode) -> None:
     """Escape ``<`` in text outside code, and a ``!`` that would turn a link into an image."""
     found: list[tuple[LexborNode, str]] = []
@@ -303,7 +351,10 @@ def content_to_markdown(tree: LexborHTMLParser, content: LexborNode, base_url: s
     _escape_text(content)
     _prepare_links(content, resolve)
     _prepare_images(content, resolve)
-    html = content.html or ""
-    markdown = convert(html, _options()).content or ""
-    markdown = markdown.translate(_UNMARK_TABLE).replace(_QUOTE_BREAK, "")
+    tables = _prepare_code_tables(tree, content)
+    markdown = _to_markdown(content.html or "")
+    if tables:
+        markdown = _TABLE_SLOT.sub(
+            lambda match: _indent(tables[int(match.group(2))], match.group(1)), markdown
+        )
     return _tidy(markdown).strip()
