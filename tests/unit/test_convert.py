@@ -595,3 +595,36 @@ class TestPdf:
         """A body that is not a readable PDF raises ConversionError naming the URL."""
         with pytest.raises(ConversionError, match=r"https://ex\.com/x\.pdf"):
             to_document(b"%PDF-1.4 garbage", "application/pdf", "https://ex.com/x.pdf")
+
+
+def _news_page(extra: str = "") -> str:
+    story = "".join(
+        f"<p>Paragraph {i} of the story tells what happened in the harbour town, who saw it, "
+        "and why the council met twice that week to talk about the flooded roads.</p>"
+        for i in range(14)
+    )
+    teasers = "".join(
+        f"<li><a href='/news/{i}'>Another headline number {i} worth a click</a></li>"
+        for i in range(12)
+    )
+    return (
+        "<html><head><title>Harbour floods - The Daily</title>"
+        "<meta property='og:type' content='article'></head><body><main>"
+        f"<article><h1>Harbour floods</h1>{story}{extra}</article>"
+        f"<div class='more'><h2>More stories</h2><ul>{teasers}</ul></div>"
+        "<div class='promo'><p>Subscribe today and get the first month for one coin.</p></div>"
+        "</main></body></html>"
+    )
+
+
+def test_article_page_keeps_the_story_and_drops_teasers() -> None:
+    document = html_to_document(_news_page(), URL)
+    assert "Paragraph 13 of the story" in document.markdown
+    assert "Another headline number" not in document.markdown
+    assert document.title == "Harbour floods"
+
+
+def test_article_extraction_never_loses_code() -> None:
+    code = "<p>Teasers:</p><ul><li><pre>print('kept')</pre></li></ul>"
+    page_html = _news_page().replace("<div class='more'>", f"<div class='more'>{code}")
+    assert "print('kept')" in html_to_document(page_html, URL).markdown

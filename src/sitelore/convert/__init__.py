@@ -18,8 +18,8 @@ import dataclasses
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 from sitelore.convert._charset import decode_body
-from sitelore.convert._content import clean_content, select_content, text_length
-from sitelore.convert._fallback import extract_main_html
+from sitelore.convert._content import clean_content, find_content, text_length
+from sitelore.convert._fallback import extract_article_html, extract_main_html
 from sitelore.convert._markdown import content_to_markdown
 from sitelore.convert._meta import read_meta
 from sitelore.convert._pdf import pdf_to_document
@@ -47,6 +47,12 @@ PDF_TYPE = "application/pdf"
 _PAGE_CHROME = (
     "nav, header, footer, aside, [role=navigation i], [role=banner i], [role=contentinfo i]"
 )
+
+
+#: Characters of text Readability's article needs to be taken.
+_MIN_ARTICLE_TEXT = 250
+#: A landmark shorter than this is kept as it is (no article extraction).
+_MIN_ARTICLE_PAGE = 1500
 
 
 def _split_content_type(content_type: str) -> tuple[str, str | None]:
@@ -85,6 +91,40 @@ def _fallback_tree(html: str, body: LexborNode) -> LexborHTMLParser | None:
     return tree
 
 
+def _count(node: LexborNode, selector: str) -> int:
+    return len(node.css(selector))
+
+
+def _article_tree(
+    html: str, body: LexborNode, landmark: LexborNode | None
+) -> LexborHTMLParser | None:
+    """Readability's article as a tree, when it keeps every code block and table row.
+
+    Used on pages without a docs container (news, blogs). Against the generic
+    landmark it would replace, the article must hold all of its ``<pre>`` blocks
+    and table rows (Readability keeps one best block, and docs pages that reach
+    here must not lose code or tables); without one, more text than the chrome.
+    """
+    if landmark is not None and text_length(landmark) < _MIN_ARTICLE_PAGE:
+        return None  # a short page: nothing to gain, and Readability guesses badly
+    extracted = extract_article_html(html)
+    if extracted is None:
+        return None
+    tree = LexborHTMLParser(extracted)
+    article = tree.body
+    if article is None or text_length(article) == 0:
+        return None
+    size = text_length(article)
+    if size < _MIN_ARTICLE_TEXT:
+        return None
+    if landmark is None:
+        return tree if size > _chrome_text(body) else None
+    for selector in ("pre", "tr"):
+        if _count(article, selector) < _count(landmark, selector):
+            return None
+    return tree
+
+
 def html_to_document(html: str, url: str, *, link_cache: LinkCache | None = None) -> Document:
     """Convert an HTML page fetched from ``url`` (its final URL) into a Document.
 
@@ -100,20 +140,26 @@ def html_to_document(html: str, url: str, *, link_cache: LinkCache | None = None
     body = tree.body
     work_tree = tree
     content: LexborNode | None = None
+    title_scope: LexborNode | None = None
     if body is not None:
-        content = select_content(body, meta.title)
-        if content is None:
+        content, docs = find_content(body, meta.title)
+        article = None if docs else _article_tree(html, body, content)
+        if content is None and article is None:
             fallback = _fallback_tree(html, body)
             if fallback is not None and fallback.body is not None:
                 work_tree, content = fallback, fallback.body
             else:
                 content = body
-    markdown = ""
-    if content is not None:
-        clean_content(content)
-    title = choose_title(meta.title, meta.og_title, content, body, url)
-    if content is not None:
-        markdown = content_to_markdown(work_tree, content, meta.base_url)
+        if content is not None:
+            clean_content(content)
+        # The title rules know the page's own landmarks better than Readability's output.
+        title_scope = content
+        if article is not None and article.body is not None:
+            work_tree, content = article, article.body
+            clean_content(content)
+            title_scope = title_scope or content
+    title = choose_title(meta.title, meta.og_title, title_scope, body, url)
+    markdown = content_to_markdown(work_tree, content, meta.base_url) if content is not None else ""
     return Document(
         url=url,
         title=title,

@@ -18,7 +18,14 @@ from selectolax.lexbor import LexborNode
 
 from sitelore.convert._title import heading_text, names_page
 
-__all__ = ["clean_content", "is_hidden", "select_content", "text_length"]
+__all__ = [
+    "clean_content",
+    "find_content",
+    "is_docs_page",
+    "is_hidden",
+    "select_content",
+    "text_length",
+]
 
 #: DocBook (PostgreSQL, ...) pages: the one division between the navheader and footer.
 _DOCBOOK = ", ".join(
@@ -29,27 +36,39 @@ _DOCBOOK = ", ".join(
         "colophon", "legalnotice", "partintro",
     )
 )  # fmt: skip
-#: Containers of documentation generators and themes, most specific first, then
-#: generic landmarks. The first non-empty, visible match wins.
-_CONTAINERS = (
+#: Containers only documentation themes use: a page with one is a docs page.
+_THEME_CONTAINERS = (
     "#apicontent",  # Node.js API docs
     ".theme-doc-markdown",  # Docusaurus
     "article.md-content__inner",  # MkDocs Material
     ".md-content",  # MkDocs Material
-    "#main-content",  # rustdoc
+    "div.flex-content > main",  # Javadoc 16+
+    "div#content.content > main",  # mdBook
+)
+#: Containers of documentation generators whose names news and blog sites use too
+#: (``div.section``, ``#main-content``, ``div.contents``): tried on docs pages only,
+#: most specific first.
+_DOCS_CONTAINERS = (
+    "section#main-content",  # rustdoc
     ".markdown-body",  # GitHub-style renderers
     "div.body[role=main]",  # Sphinx basic themes
     "div[role=main]",  # Sphinx, MkDocs, SQLAlchemy
     ".bd-article",  # pydata-sphinx-theme
+    "main.bd-content",  # older pydata-sphinx-theme
     "div.document div.body",  # Sphinx themes without role
     "div.contents",  # Doxygen
     "div.contentContainer",  # older Javadoc
+    "body > #content",  # AsciiDoc
     _DOCBOOK,
-    "main",  # mdBook, Javadoc, pydata
-    "article",
-    "[role=main]",
-    "#content",  # AsciiDoc and many sites
-    ".content",
+)
+#: Generic landmarks, tried last: pages that only have these (news, blogs) are
+#: candidates for article extraction.
+_LANDMARKS = ("main", "article", "[role=main]", "#content", ".content")
+#: ``<meta name="generator">`` values of documentation tools.
+_DOCS_GENERATORS = re.compile(
+    r"sphinx|mkdocs|docusaurus|rustdoc|doxygen|docbook|javadoc|asciidoc|mdbook|jsdoc|typedoc"
+    r"|pdoc|vitepress|vuepress|gitbook|antora|starlight",
+    re.IGNORECASE,
 )
 
 #: Removed wherever they appear inside the content.
@@ -143,21 +162,42 @@ def text_length(node: LexborNode) -> int:
     return sum(len(part) for part in node.text(deep=True, separator=" ").split())
 
 
-def select_content(body: LexborNode, page_title: str | None = None) -> LexborNode | None:
-    """Return the main content element under ``body``, or None when nothing stands out.
+def is_docs_page(body: LexborNode) -> bool:
+    """Whether the page says it was made by a documentation tool (generator, permalinks)."""
+    root = body.parent if body.parent is not None else body
+    generator = root.css_first("meta[name=generator i]")
+    if generator is not None and _DOCS_GENERATORS.search(generator.attributes.get("content") or ""):
+        return True
+    return body.css_first("a.headerlink") is not None
+
+
+def find_content(body: LexborNode, page_title: str | None = None) -> tuple[LexborNode | None, bool]:
+    """Return (main content element or None, whether the page is a docs page).
 
     ``page_title`` (the ``<title>`` text) helps tell the page's own heading from a
     site name when the heading sits just before the content element.
     """
-    for selector in _CONTAINERS:
-        for node in body.css(selector):
-            if _visible(node) and node.text(deep=True).strip():
-                _adopt_title_block(node, page_title)
-                return node
+    docs = is_docs_page(body)
+    groups = (
+        (True, _THEME_CONTAINERS),
+        (docs, _DOCS_CONTAINERS if docs else ()),
+        (docs, _LANDMARKS),
+    )
+    for found_docs, selectors in groups:
+        for selector in selectors:
+            for node in body.css(selector):
+                if _visible(node) and node.text(deep=True).strip():
+                    _adopt_title_block(node, page_title)
+                    return node, found_docs
     densest = _densest(body)
     if densest is not None:
         _adopt_title_block(densest, page_title)
-    return densest
+    return densest, docs
+
+
+def select_content(body: LexborNode, page_title: str | None = None) -> LexborNode | None:
+    """Return the main content element under ``body``, or None when nothing stands out."""
+    return find_content(body, page_title)[0]
 
 
 def _adopt_title_block(content: LexborNode, page_title: str | None) -> None:
