@@ -51,7 +51,7 @@ _PAGE_CHROME = (
 
 #: Characters of text Readability's article needs to be taken.
 _MIN_ARTICLE_TEXT = 250
-#: A landmark shorter than this is kept as it is (no article extraction).
+#: A landmark shorter than this, holding most of the page's text, is kept as it is.
 _MIN_ARTICLE_PAGE = 1500
 
 
@@ -95,6 +95,12 @@ def _count(node: LexborNode, selector: str) -> int:
     return len(node.css(selector))
 
 
+def _short_page(landmark: LexborNode, body: LexborNode) -> bool:
+    """A short landmark holding most of the page: Readability guesses badly there."""
+    size = text_length(landmark)
+    return size < _MIN_ARTICLE_PAGE and 2 * size >= text_length(body)
+
+
 def _article_tree(
     html: str, body: LexborNode, landmark: LexborNode | None
 ) -> LexborHTMLParser | None:
@@ -105,8 +111,8 @@ def _article_tree(
     and table rows (Readability keeps one best block, and docs pages that reach
     here must not lose code or tables); without one, more text than the chrome.
     """
-    if landmark is not None and text_length(landmark) < _MIN_ARTICLE_PAGE:
-        return None  # a short page: nothing to gain, and Readability guesses badly
+    if landmark is not None and _short_page(landmark, body):
+        return None
     extracted = extract_article_html(html)
     if extracted is None:
         return None

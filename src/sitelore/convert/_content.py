@@ -56,7 +56,7 @@ _DOCS_CONTAINERS = (
     ".bd-article",  # pydata-sphinx-theme
     "main.bd-content",  # older pydata-sphinx-theme
     "div.document div.body",  # Sphinx themes without role
-    "div.contents",  # Doxygen
+    "div.contents:not(.topic)",  # Doxygen (docutils' "contents topic" is a TOC)
     "div.contentContainer",  # older Javadoc
     "body > #content",  # AsciiDoc
     _DOCBOOK,
