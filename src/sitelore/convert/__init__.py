@@ -20,6 +20,7 @@ from selectolax.lexbor import LexborHTMLParser, LexborNode
 from sitelore.convert._charset import decode_body
 from sitelore.convert._content import clean_content, find_content, text_length
 from sitelore.convert._fallback import extract_article_html, extract_main_html
+from sitelore.convert._linkstyle import LINK_STYLES, LinkStyle, restyle_links
 from sitelore.convert._markdown import content_to_markdown
 from sitelore.convert._meta import read_meta
 from sitelore.convert._pdf import pdf_to_document
@@ -31,10 +32,13 @@ from sitelore.models import Document
 
 __all__ = [
     "HTML_TYPES",
+    "LINK_STYLES",
     "TEXT_TYPES",
     "DocumentConverter",
+    "LinkStyle",
     "decode_body",
     "html_to_document",
+    "restyle_links",
     "to_document",
 ]
 
