@@ -1,7 +1,9 @@
 """Turn a fetched body into a Document: main content as Markdown, title, links, metadata.
 
 The page's own Content-Type decides: HTML and XHTML are converted (main content
-selected and cleaned, then written as Markdown by html-to-markdown); plain text and
+selected and cleaned, then written as Markdown by html-to-markdown; pages without a
+docs container take Readability's article when it keeps their code and tables, and
+pages without any landmark fall back to trafilatura); plain text and
 Markdown are stored as they are; anything else raises
 :class:`~sitelore.errors.UnsupportedContentTypeError`. Pure: no I/O, no clock.
 
