@@ -363,6 +363,20 @@ def test_table_with_code_in_a_cell_is_an_html_table_holding_markdown() -> None:
     assert "Wraps the result:\n\n```\n<toptag>\n  <itemtag>1</itemtag>\n</toptag>\n```" in markdown
 
 
+def test_pre_nested_deep_in_pre_is_one_block() -> None:
+    body = "<main><h1>T</h1><pre><span>a = 1\n<pre>b = 2</pre></span></pre></main>"
+    assert "```\na = 1\nb = 2\n```" in html_to_document(body, URL).markdown
+
+
+def test_nested_tables_with_code_are_written_once() -> None:
+    inner = "<table><tr><td><pre>inner()</pre></td></tr></table>"
+    body = f"<main><h1>T</h1><table><tr><td><pre>outer()</pre>{inner}</td></tr></table></main>"
+    markdown = html_to_document(body, URL).markdown
+    assert markdown.count("```\nouter()\n```") == 1
+    assert markdown.count("```\ninner()\n```") == 1
+    assert "\ue011" not in markdown
+
+
 @pytest.mark.parametrize("name", ["cookies", "comments"])
 def test_docs_section_named_like_chrome_keeps_its_examples(name: str) -> None:
     body = (

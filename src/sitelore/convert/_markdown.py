@@ -19,6 +19,7 @@ from collections.abc import Callable
 from html_to_markdown import ConversionOptions, PreprocessingOptions, convert
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
+from sitelore.convert._codetables import fill_slots, slot_code_tables
 from sitelore.convert._structure import prepare_structure
 from sitelore.links import link_resolver
 
@@ -56,9 +57,6 @@ _UNMARK_TABLE = str.maketrans({m: "\\" + c for c, m in _LINK_TEXT_MARKERS.items(
 _ANGLE_MARK = str.maketrans({"<": _LINK_TEXT_MARKERS["<"]})
 #: A paragraph holding only this keeps two adjacent block quotes apart.
 _QUOTE_BREAK = "\ue010"
-#: Wraps the number of a table written as HTML (a GFM table cannot hold code blocks).
-_TABLE_MARK = "\ue011"
-_TABLE_SLOT = re.compile(r"^([ >]*)" + _TABLE_MARK + r"(\d+)" + _TABLE_MARK + r"[ \t]*$", re.M)
 _NEEDS_MARKING = re.compile(r"[\[\]<>*_`]")
 _FENCE_OPEN = re.compile(r"^(`{3,}|~{3,})")
 _CODE_TAGS = frozenset({"pre", "code", "kbd", "samp", "tt", "script", "style"})
@@ -118,6 +116,15 @@ def _code_language(pre: LexborNode, code: LexborNode | None) -> str | None:
     return None
 
 
+def _inside_pre(node: LexborNode) -> bool:
+    current = node.parent
+    while current is not None:
+        if current.tag == "pre":
+            return True
+        current = current.parent
+    return False
+
+
 def _code_text(pre: LexborNode) -> str:
     """The whole text of a ``<pre>``, line breaks written as ``<br>`` included."""
     for br in pre.css("br"):
@@ -130,7 +137,8 @@ def _prepare_code(tree: LexborHTMLParser, content: LexborNode) -> None:
         # css() matches the node itself too: look at the children.
         if pre.parent is not None and any(child.tag == "pre" for child in pre.iter()):
             pre.unwrap()
-    for pre in content.css("pre"):
+    # Outermost only: decomposing a block frees any <pre> nested deeper in it.
+    for pre in [pre for pre in content.css("pre") if not _inside_pre(pre)]:
         code = pre.css_first("code")
         lang = _code_language(pre, code)
         fresh = tree.create_node("pre")
@@ -212,46 +220,6 @@ def _mark_link_text(link: LexborNode, content: LexborNode) -> None:
 def _to_markdown(html: str) -> str:
     markdown = convert(html, _options()).content or ""
     return markdown.translate(_UNMARK_TABLE).replace(_QUOTE_BREAK, "")
-
-
-def _html_table(table: LexborNode) -> str:
-    """``table`` as an HTML table whose cells hold Markdown (blank lines around it)."""
-    lines = ["<table>"]
-    for row in table.css("tr"):
-        lines.append("<tr>")
-        for cell in row.iter():
-            if cell.tag not in ("td", "th"):
-                continue
-            span = "".join(
-                f' {name}="{value}"'
-                for name in ("colspan", "rowspan")
-                if (value := cell.attributes.get(name)) and value.isdigit()
-            )
-            lines += [f"<{cell.tag}{span}>", "", _to_markdown(cell.inner_html or "").strip(), ""]
-            lines.append(f"</{cell.tag}>")
-        lines.append("</tr>")
-    lines.append("</table>")
-    return "\n".join(lines)
-
-
-def _indent(block: str, prefix: str) -> str:
-    """``block`` with every line under ``prefix`` (a list item's indent, a quote's ``>``)."""
-    bare = prefix.rstrip()
-    return "\n".join(prefix + line if line else bare for line in block.split("\n"))
-
-
-def _prepare_code_tables(tree: LexborHTMLParser, content: LexborNode) -> list[str]:
-    """Replace tables with code blocks in their cells by numbered slots; return their HTML."""
-    written: list[str] = []
-    for table in content.css("table"):
-        if table.parent is None or table.css_first("td pre, th pre") is None:
-            continue
-        slot = tree.create_node("p")
-        slot.insert_child(f"{_TABLE_MARK}{len(written)}{_TABLE_MARK}")
-        written.append(_html_table(table))
-        table.insert_before(slot, move=True)
-        table.decompose()
-    return written
 
 
 def _escape_text(content: LexborNode) -> None:
@@ -351,10 +319,6 @@ def content_to_markdown(tree: LexborHTMLParser, content: LexborNode, base_url: s
     _escape_text(content)
     _prepare_links(content, resolve)
     _prepare_images(content, resolve)
-    tables = _prepare_code_tables(tree, content)
-    markdown = _to_markdown(content.html or "")
-    if tables:
-        markdown = _TABLE_SLOT.sub(
-            lambda match: _indent(tables[int(match.group(2))], match.group(1)), markdown
-        )
+    tables = slot_code_tables(tree, content, _to_markdown)
+    markdown = fill_slots(_to_markdown(content.html or ""), tables)
     return _tidy(markdown).strip()
