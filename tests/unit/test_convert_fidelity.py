@@ -258,6 +258,7 @@ def test_sphinx_footnotes_are_gfm_footnotes() -> None:
     markdown = _convert("sphinx-python-json.html").markdown
     assert "JavaScript [^1]" in markdown
     assert re.search(r"^\[\^1\]: As noted in the errata for RFC 7159, JSON", markdown, re.M)
+    assert "Footnotes" not in markdown  # the rubric would dangle where GFM moves them
 
 
 def test_sphinx_adjacent_admonitions_stay_apart() -> None:

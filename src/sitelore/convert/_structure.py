@@ -160,6 +160,10 @@ def _prepare_footnotes(tree: LexborHTMLParser, content: LexborNode) -> None:
         note.decompose()
     for wrapper in content.css("aside.footnote-list"):
         wrapper.unwrap()
+    # GFM renders footnotes at the end of the page: their "Footnotes" rubric would dangle.
+    for rubric in content.css("p.rubric"):
+        if _plain(rubric).lower() == "footnotes":
+            rubric.decompose()
 
 
 def _first_element(node: LexborNode) -> LexborNode | None:
