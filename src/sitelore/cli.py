@@ -48,6 +48,7 @@ from sitelore.cli_output import (
 )
 from sitelore.cli_scale import FrontierOpt, enqueue_command
 from sitelore.config import Settings
+from sitelore.convert import LINK_STYLES, LinkStyle, restyle_links
 from sitelore.demo_site import bundled_site_path, serve_site
 from sitelore.errors import (
     EXIT_CONFIG,
@@ -319,9 +320,20 @@ def show(
     db: DbOpt = None,
     config: ConfigOpt = None,
     as_json: JsonOpt = False,
+    links: Annotated[
+        str,
+        typer.Option(
+            "--links",
+            help="Links as inline [text](url), reference [text][1] with the URLs listed "
+            "at the end, or none (text only).",
+        ),
+    ] = "inline",
     debug: DebugOpt = False,
 ) -> None:
     """Print one stored document as Markdown (or JSON with its metadata)."""
+    if links not in LINK_STYLES:
+        raise UsageError(f"--links {links}: must be one of {', '.join(LINK_STYLES)}")
+    style: LinkStyle = links
     settings = load_cli_settings(config=config, db=db)
 
     async def go() -> Any:
@@ -337,7 +349,7 @@ def show(
                 "id": doc.id,
                 "url": doc.url,
                 "title": doc.title,
-                "markdown": doc.markdown,
+                "markdown": restyle_links(doc.markdown, style),
                 "contentHash": doc.content_hash,
                 "contentType": doc.content_type,
                 "status": doc.status,
@@ -352,7 +364,8 @@ def show(
         )
     else:
         gone = f"(removed from the site {doc.removed_at:%Y-%m-%d})\n\n" if doc.removed_at else ""
-        sys.stdout.write(f"# {doc.title}\n\n<{doc.url}>\n\n{gone}{doc.markdown.rstrip()}\n")
+        markdown = restyle_links(doc.markdown, style).rstrip()
+        sys.stdout.write(f"# {doc.title}\n\n<{doc.url}>\n\n{gone}{markdown}\n")
 
 
 # --- the demo --------------------------------------------------------------------------
