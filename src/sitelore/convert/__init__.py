@@ -25,6 +25,7 @@ from sitelore.convert._meta import read_meta
 from sitelore.convert._pdf import pdf_to_document
 from sitelore.convert._text import text_to_document
 from sitelore.convert._title import choose_title
+from sitelore.convert._views import PageView, check_selectors, html_view
 from sitelore.errors import UnsupportedContentTypeError
 from sitelore.links import LinkCache, resolve_links
 from sitelore.models import Document
@@ -33,8 +34,11 @@ __all__ = [
     "HTML_TYPES",
     "TEXT_TYPES",
     "DocumentConverter",
+    "PageView",
+    "check_selectors",
     "decode_body",
     "html_to_document",
+    "html_view",
     "to_document",
 ]
 
