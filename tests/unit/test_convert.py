@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import codecs
 from pathlib import Path
+from typing import Any
 
 import pytest
 from tests.samples import tiny_pdf
 
-from sitelore.convert import decode_body, html_to_document, to_document
+from sitelore.convert import decode_body, html_to_document, html_view, to_document
 from sitelore.errors import ConversionError, UnsupportedContentTypeError
 
 URL = "https://docs.example.com/guide/page.html"
@@ -544,3 +545,32 @@ class TestPdf:
         """A body that is not a readable PDF raises ConversionError naming the URL."""
         with pytest.raises(ConversionError, match=r"https://ex\.com/x\.pdf"):
             to_document(b"%PDF-1.4 garbage", "application/pdf", "https://ex.com/x.pdf")
+
+
+class TestHtmlView:
+    PAGE = (
+        "<html lang='en'><head><title>T</title></head><body><nav><a href='/a'>Home</a></nav>"
+        "<main><h1>Title<a class='headerlink' href='#t'>¶</a></h1><p>Body text here.</p>"
+        "<div class='ad'>Buy</div></main></body></html>"
+    )
+
+    @pytest.mark.parametrize(
+        ("options", "present", "absent"),
+        [
+            ({}, ["# Title", "Body text here."], ["Home", "¶"]),
+            ({"only_main_content": False}, ["Home", "Body text here."], []),
+            ({"include_tags": ["h1"]}, ["# Title"], ["Body text", "¶"]),
+            ({"exclude_tags": [".ad"]}, ["Body text here."], ["Buy"]),
+        ],
+    )
+    def test_cuts(self, options: dict[str, Any], present: list[str], absent: list[str]) -> None:
+        view = html_view(self.PAGE, "https://docs.example/p", **options)
+        for text in present:
+            assert text in view.markdown
+        for text in absent:
+            assert text not in view.markdown
+
+    def test_the_html_is_the_cut_not_the_page(self) -> None:
+        view = html_view(self.PAGE, "https://docs.example/p")
+        assert "<nav" not in view.html
+        assert "Body text here." in view.html
