@@ -257,6 +257,7 @@ class TestCrawl:
         every = [d.metadata.url for d in status.data + rest.data if d.metadata is not None]
         assert len(set(every)) == 14
         assert all(d.links is not None and d.markdown is None for d in status.data)
+        assert await call(fc.cancel_crawl, started.id) is False  # 409: it has ended
 
     async def test_cancel_a_running_crawl(self, fc: Firecrawl, site: str) -> None:
         """DELETE stops the crawl: status cancelled; a second cancel is not an error."""
@@ -296,9 +297,14 @@ class TestMapAndBatch:
     async def test_batch_scrape_returns_each_page_and_its_errors(
         self, fc: Firecrawl, site: str
     ) -> None:
-        """Two pages scraped, one refused by robots.txt and listed in the errors."""
+        """Two pages scraped, one refused by robots.txt and listed in the errors; a private
+        address is left out and named in invalidURLs (ignoreInvalidURLs)."""
         urls = [f"{site}/faq.html", f"{site}/guide/", f"{site}/internal/release-checklist.html"]
-        started = await call(fc.start_batch_scrape, urls, formats=["markdown"])
+        private = "http://10.0.0.1/x"
+        started = await call(
+            fc.start_batch_scrape, [*urls, private], formats=["markdown"], ignore_invalid_urls=True
+        )
+        assert started.invalid_urls == [private]
         job = await ended(fc.get_batch_scrape_status, started.id)
         assert job.status == "completed"
         assert sorted(d.metadata.source_url for d in job.data if d.metadata) == sorted(urls[:2])

@@ -33,7 +33,7 @@ from sitelore.firecrawl.answers import (
     error_answer,
     status_page,
 )
-from sitelore.firecrawl.batch import BatchRun, BatchRunner, scrape_document
+from sitelore.firecrawl.batch import BatchRunner, scrape_document
 from sitelore.firecrawl.shapes import BatchScrapeRequest, CrawlRequest, MapRequest, ScrapeRequest
 from sitelore.firecrawl.translate import Wanted, crawl_options, wanted
 from sitelore.jobs import Job, JobManager, JobStatus
@@ -217,11 +217,9 @@ def firecrawl_router(
     @_answering
     async def cancel_crawl(crawl_id: str) -> dict[str, Any]:
         """Cancel a running crawl (Firecrawl ``DELETE /v2/crawl/{id}``); 409 once it ended."""
-        job = crawl_of(crawl_id).job
-        if job.finished and job.status is not JobStatus.CANCELLED:
-            raise JobEndedError(f"crawl {crawl_id!r}: already {_STATUS[job.status]}")
+        _check_cancellable(f"crawl {crawl_id!r}", _STATUS[crawl_of(crawl_id).job.status])
         await jobs.cancel(crawl_id)
-        return {"success": True, "status": "cancelled"}
+        return _CANCELLED
 
     @router.get("/crawl/{crawl_id}/errors")
     @_answering
@@ -321,11 +319,9 @@ def firecrawl_router(
     @_answering
     async def cancel_batch(batch_id: str) -> dict[str, Any]:
         """Cancel a running batch; 409 once it ended."""
-        run: BatchRun = batches.get(batch_id)
-        if not run.running and run.status != "cancelled":
-            raise JobEndedError(f"batch scrape {batch_id!r}: already {run.status}")
+        _check_cancellable(f"batch scrape {batch_id!r}", batches.get(batch_id).status)
         await batches.cancel(batch_id)
-        return {"success": True, "status": "cancelled"}
+        return _CANCELLED
 
     @router.get("/batch/scrape/{batch_id}/errors")
     @_answering
@@ -336,6 +332,15 @@ def firecrawl_router(
         return {"success": True, "errors": run.errors, "robotsBlocked": robots}
 
     return router
+
+
+_CANCELLED: dict[str, Any] = {"success": True, "status": "cancelled"}
+
+
+def _check_cancellable(what: str, status: str) -> None:
+    """A running or cancelled job may be cancelled (again); an ended one is a 409."""
+    if status not in ("scraping", "cancelled"):
+        raise JobEndedError(f"{what}: already {status}")
 
 
 def _error_entry(entry_id: str, url: str, code: str, message: str) -> dict[str, Any]:
