@@ -24,6 +24,7 @@ from sitelore.models import (
     StoredDocument,
 )
 from sitelore.ports import Fetcher, HopCheck, LiveFetcher
+from sitelore.robots import MAX_CRAWL_DELAY_MS, parse_robots_txt, robots_origin
 from sitelore.service import PageFailedError, submit_page
 from sitelore.urls import normalize_url
 
@@ -43,6 +44,7 @@ __all__ = [
 #: User-Agent and the hop-by-hop ones belong to the fetcher and the operator.
 SAFE_HEADERS = frozenset({"accept", "accept-language", "cache-control", "dnt", "pragma", "referer"})
 _KEPT_TYPES = frozenset({"text/html", "application/xhtml+xml", "text/plain", "text/markdown"})
+_ROBOTS_PATH = "/robots.txt"
 
 
 def check_headers(field: str, headers: Mapping[str, str]) -> dict[str, str]:
@@ -63,8 +65,8 @@ class KeptBodies:
     """``ports.Snapshots`` for crawls whose callers want the pages' bodies: live, kept.
 
     Keeps the final response of each page fetch (HTML and text only, by requested URL)
-    and adds the caller's ``headers`` to every request. Memory: at most the crawl's
-    pages times the operator's page-size cap.
+    and of robots.txt, and adds the caller's ``headers`` to every request. Memory: at
+    most the crawl's pages times the operator's page-size cap.
     """
 
     def __init__(
@@ -98,6 +100,15 @@ class KeptBodies:
         """The final response kept for a page fetched as ``url``, if any."""
         return self.bodies.get(url)
 
+    def crawl_delay(self, url: str, user_agent: str) -> float:
+        """The ``Crawl-delay`` (seconds, capped) the robots.txt of ``url``'s origin gave
+        ``user_agent`` in this crawl; 0 when it said none or was not read."""
+        robots = self.bodies.get(robots_origin(url) + _ROBOTS_PATH)
+        if robots is None or not 200 <= robots.status < 300:
+            return 0.0
+        rules = parse_robots_txt(robots.body.decode("utf-8", "replace"), user_agent)
+        return min(MAX_CRAWL_DELAY_MS, rules.crawl_delay_ms or 0) / 1000
+
 
 class _KeepingFetcher:
     def __init__(self, inner: Fetcher, keeper: KeptBodies) -> None:
@@ -120,7 +131,7 @@ class _KeepingFetcher:
         snapshot = await self._inner.fetch(
             url, max_bytes=max_bytes, headers=sent or None, check_hop=check_hop, timeout=timeout
         )
-        if snapshot.content_type in _KEPT_TYPES:
+        if snapshot.content_type in _KEPT_TYPES or url.endswith(_ROBOTS_PATH):
             self._keeper.bodies[url] = snapshot
         return snapshot
 
@@ -130,11 +141,14 @@ class Scraped:
     """One scraped page: its outcome, the stored document, and the response kept.
 
     A page that answered an HTTP error status has no document; its outcome says why.
+    ``crawl_delay`` is the site's Crawl-delay for this server (seconds; 0 if none), for
+    a caller that scrapes the same site again.
     """
 
     outcome: PageOutcome
     document: StoredDocument | None
     snapshot: Snapshot | None
+    crawl_delay: float = 0.0
 
 
 async def scrape(
@@ -149,13 +163,16 @@ async def scrape(
     """
     keeper = KeptBodies(headers)
     single = options.model_copy(update={"max_pages": 1, "max_depth": 0, "concurrency": 1})
+    agent = runtime.settings.user_agent
     try:
         outcome, document = await submit_page(runtime, url, single, snapshots=keeper)
     except PageFailedError as exc:
         if exc.kind is not ErrorKind.HTTP_STATUS:
             raise
-        return Scraped(exc.page, None, keeper.body_of(exc.page.url))
-    return Scraped(outcome, document, keeper.body_of(outcome.url))
+        page = exc.page
+        return Scraped(page, None, keeper.body_of(page.url), keeper.crawl_delay(page.url, agent))
+    delay = keeper.crawl_delay(outcome.url, agent)
+    return Scraped(outcome, document, keeper.body_of(outcome.url), delay)
 
 
 async def stored_copy(runtime: Runtime, url: str, max_age_ms: int) -> StoredDocument | None:

@@ -45,9 +45,13 @@ async def ended(status_of: Callable[[str], _T], job_id: str) -> _T:
     raise AssertionError(f"job {job_id} still running after 60 s")
 
 
+#: Every request the example site receives: (monotonic time, raw target).
+REQUESTS: list[tuple[float, str]] = []
+
+
 @pytest_asyncio.fixture(loop_scope="module", scope="module")
 async def site() -> AsyncIterator[str]:
-    async with serve_site(bundled_site_path(), host="127.0.0.2") as base:
+    async with serve_site(bundled_site_path(), host="127.0.0.2", log=REQUESTS) as base:
         yield base
 
 
@@ -301,13 +305,17 @@ class TestMapAndBatch:
         address is left out and named in invalidURLs (ignoreInvalidURLs)."""
         urls = [f"{site}/faq.html", f"{site}/guide/", f"{site}/internal/release-checklist.html"]
         private = "http://10.0.0.1/x"
+        since = len(REQUESTS)
         started = await call(
-            fc.start_batch_scrape, [*urls, private], formats=["markdown"], ignore_invalid_urls=True
+            fc.start_batch_scrape, [*urls, private], max_age=0, ignore_invalid_urls=True
         )
         assert started.invalid_urls == [private]
         job = await ended(fc.get_batch_scrape_status, started.id)
         assert job.status == "completed"
         assert sorted(d.metadata.source_url for d in job.data if d.metadata) == sorted(urls[:2])
+        pages = {target: at for at, target in REQUESTS[since:] if target != "/robots.txt"}
+        # The site's Crawl-delay (0.2 s) spaces the pages though the operator's is 0.
+        assert pages["/guide/"] - pages["/faq.html"] >= 0.2
         errors = await call(fc.get_batch_scrape_errors, started.id)
         assert [e.url for e in errors.errors] == [urls[2]]
         assert errors.robots_blocked == [urls[2]]

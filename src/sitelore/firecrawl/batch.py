@@ -3,7 +3,8 @@
 :func:`scrape_document` serves a stored copy younger than ``maxAge`` when the stored
 Markdown is all that was asked, else scrapes through :func:`sitelore.pages.scrape`.
 :class:`BatchRunner` scrapes a list of URLs one after another in a task that holds
-one of the server's crawl slots, spaced by the operator's delay; the runs live on the
+one of the server's crawl slots, each page of a site spaced from the one before by the
+operator's delay or the site's Crawl-delay, whichever is longer; the runs live on the
 runner (never at module level) and are cancelled when it closes.
 """
 
@@ -29,8 +30,11 @@ __all__ = ["BatchRun", "BatchRunner", "scrape_document"]
 log = logging.getLogger(__name__)
 
 
-async def scrape_document(runtime: Runtime, url: str, want: Wanted, delay: float) -> dict[str, Any]:
-    """One page as a Firecrawl document (a stored copy when young enough and sufficient).
+async def scrape_document(
+    runtime: Runtime, url: str, want: Wanted, delay: float
+) -> tuple[dict[str, Any], float]:
+    """One page as a Firecrawl document (a stored copy when young enough and sufficient),
+    and the site's Crawl-delay seen while fetching it (0 for a stored copy).
 
     Raises:
         SiteloreError: the URL is refused, robots.txt refuses it, or no response came.
@@ -39,7 +43,7 @@ async def scrape_document(runtime: Runtime, url: str, want: Wanted, delay: float
         stored = await stored_copy(runtime, url, want.max_age_ms)
         if stored is not None:
             page = Page(url, stored.url, stored.status, stored=stored, cached=True)
-            return document(page, want)
+            return document(page, want), 0.0
     options = scrape_options(want, runtime.settings.limits, delay)
     scraped = await scrape(runtime, url, options, headers=dict(want.headers))
     outcome = scraped.outcome
@@ -51,7 +55,7 @@ async def scrape_document(runtime: Runtime, url: str, want: Wanted, delay: float
         snapshot=scraped.snapshot,
         error=outcome.error.message if outcome.error is not None else None,
     )
-    return document(page, want)
+    return document(page, want), scraped.crawl_delay
 
 
 class BatchRun:
@@ -119,14 +123,17 @@ class BatchRunner:
     async def _run(self, run: BatchRun) -> None:
         clock = self._runtime.clock
         last_origin: str | None = None
+        wait = 0.0
         try:
             for url in run.urls:
                 here = origin(url)
-                if here == last_origin and self._delay > 0:
-                    await clock.sleep(self._delay)
-                last_origin = here
+                if here == last_origin and wait > 0:
+                    await clock.sleep(wait)
+                last_origin, wait = here, self._delay
                 try:
-                    doc = await scrape_document(self._runtime, url, run.want, self._delay)
+                    doc, crawl_delay = await scrape_document(
+                        self._runtime, url, run.want, self._delay
+                    )
                 except SiteloreError as exc:
                     _, body = error_answer(exc)
                     run.errors.append(
@@ -135,6 +142,7 @@ class BatchRunner:
                     )  # fmt: skip
                 else:
                     run.documents.append(doc)
+                    wait = max(wait, crawl_delay)
         except asyncio.CancelledError:
             run.status = "cancelled"
         except Exception:  # a bug: reported on the run, never raised

@@ -133,7 +133,7 @@ def firecrawl_router(
         want = wanted(request)
         runtime.check_url(request.url)
         async with jobs.slots.admit():
-            data = await scrape_document(runtime, request.url, want, delay)
+            data, _ = await scrape_document(runtime, request.url, want, delay)
         return {"success": True, "data": data, **_warning(notes)}
 
     @router.post("/crawl")
