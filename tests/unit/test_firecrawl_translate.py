@@ -89,9 +89,11 @@ class TestCrawlOptions:
             crawl_options(crawl(**fields), Limits(), 1.0)
 
     def test_defaults_follow_firecrawl_within_the_operator_caps(self) -> None:
-        """No limit or depth asked: the caps; the start URL's directory; sitemap included."""
+        """No limit or depth asked: the caps (Firecrawl has none); concurrency: sitelore's
+        default; the start URL's directory; sitemap included."""
         options, notes = crawl_options(crawl(), Limits(max_pages=50, max_depth=3), 0.5)
         assert (options.max_pages, options.max_depth, options.delay) == (50, 3, 0.5)
+        assert options.concurrency == CrawlOptions().concurrency  # sitelore's, not the cap
         assert options.path_prefix == "/guide/"
         assert options.sitemap is True
         assert options.same_domain is True

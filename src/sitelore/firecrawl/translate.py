@@ -164,9 +164,12 @@ def path_filter(request: CrawlRequest) -> Callable[[str], bool]:
     return allows
 
 
-def _capped(name: str, asked: int | None, cap: int, notes: list[str]) -> int:
+def _capped(
+    name: str, asked: int | None, cap: int, notes: list[str], default: int | None = None
+) -> int:
+    """The ask within ``cap`` (noted when lowered); no ask: ``default``, else the cap."""
     if asked is None:
-        return cap
+        return cap if default is None else min(default, cap)
     if asked > cap:
         notes.append(f"{name} {asked} clamped to this server's cap {cap}")
         return cap
@@ -211,7 +214,11 @@ def crawl_options(
             "maxDiscoveryDepth", request.max_discovery_depth, limits.max_depth, notes
         ),
         concurrency=_capped(
-            "maxConcurrency", request.max_concurrency, limits.max_concurrency, notes
+            "maxConcurrency",
+            request.max_concurrency,
+            limits.max_concurrency,
+            notes,
+            default=CrawlOptions.model_fields["concurrency"].default,
         ),
         same_domain=not request.allow_external_links,
         path_prefix=None if request.crawl_entire_domain else path[: path.rfind("/") + 1],
