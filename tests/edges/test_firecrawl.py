@@ -214,8 +214,11 @@ class TestRefusals:
 
 
 class TestCrawl:
-    async def test_crawl_waits_and_returns_the_section(self, fc: Firecrawl, site: str) -> None:
-        """Default scope: the start URL's path and below; the documents come back."""
+    async def test_crawl_waits_and_returns_the_section(
+        self, fc: Firecrawl, site: str, server: str
+    ) -> None:
+        """Default scope: the start URL's path and below; the documents come back. The
+        crawl is a job of the native registry too, and its pages are in the store."""
         job = await call(fc.crawl, f"{site}/guide/", limit=20, poll_interval=1, timeout=120)
         assert job.status == "completed"
         urls = sorted(d.metadata.source_url for d in job.data if d.metadata is not None)
@@ -225,6 +228,12 @@ class TestCrawl:
                       "quickstart.html", "scheduling.html")
         )  # fmt: skip
         assert all(d.markdown for d in job.data)
+        async with httpx.AsyncClient(headers={"authorization": f"Bearer {KEY}"}) as client:
+            native = (await client.get(f"{server}/api/v1/crawls/{job.id}")).json()
+            listed = (await client.get(f"{server}/api/v1/documents?limit=100")).json()
+        assert native["status"] == "done"
+        assert native["progress"]["pagesIndexed"] == 6
+        assert set(urls) <= {doc["url"] for doc in listed["documents"]}
 
     async def test_include_paths_regex_and_clamped_limit(self, fc: Firecrawl, site: str) -> None:
         """includePaths limits what is followed (the sitemap lists the pages; the home page
