@@ -307,6 +307,16 @@ class TestMapAndBatch:
         assert len(guide.links) == 3
         assert all("guide" in link.url for link in guide.links)
 
+    async def test_map_sitemap_only_and_skip(self, fc: Firecrawl, site: str) -> None:
+        """only: the sitemap's URLs (deep pages included); skip: the page's links only."""
+        only = [link.url for link in (await call(fc.map, f"{site}/", sitemap="only")).links]
+        skip = [link.url for link in (await call(fc.map, f"{site}/", sitemap="skip")).links]
+        listed = (bundled_site_path() / "sitemap.xml").read_text()
+        assert f"{site}/guide/quickstart.html" in only
+        assert all(f"<loc>{url.removeprefix(site)}</loc>" in listed for url in only)
+        assert f"{site}/guide/" in skip
+        assert f"{site}/guide/quickstart.html" not in skip  # not linked from the home page
+
     async def test_batch_scrape_returns_each_page_and_its_errors(
         self, fc: Firecrawl, site: str
     ) -> None:
