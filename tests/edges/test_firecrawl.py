@@ -9,9 +9,6 @@ site is served from the test's event loop.
 from __future__ import annotations
 
 import asyncio
-import os
-import signal
-import sys
 from collections.abc import AsyncIterator, Callable
 from typing import Any, TypeVar
 
@@ -21,6 +18,7 @@ import pytest_asyncio
 from firecrawl import Firecrawl
 from firecrawl.v2.types import PaginationConfig
 from firecrawl.v2.utils.error_handler import FirecrawlError
+from tests.edges.test_cli_serve import sitelore_serve
 
 from sitelore.demo_site import bundled_site_path, serve_site
 
@@ -59,20 +57,9 @@ async def site() -> AsyncIterator[str]:
 async def server(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[str]:
     """``sitelore serve`` with an API key, 127.0.0.2 allowed, no extra delay."""
     tmp = tmp_path_factory.mktemp("firecrawl")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SITELORE_")}
-    process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "sitelore", "serve", "--port", "0", "--api-key", KEY,
-        "--allow-private", "127.0.0.2", "--delay", "0", "--db", str(tmp / "fc.db"),
-        stderr=asyncio.subprocess.PIPE, env=env, cwd=tmp,
-    )  # fmt: skip
-    try:
-        assert process.stderr is not None
-        line = (await asyncio.wait_for(process.stderr.readline(), 30)).decode()
-        assert line.startswith("sitelore API on http://127.0.0.1:"), line
-        yield line.split()[3]
-    finally:
-        process.send_signal(signal.SIGTERM)
-        await asyncio.wait_for(process.wait(), 30)
+    flags = ("--api-key", KEY, "--allow-private", "127.0.0.2", "--delay", "0")
+    async with sitelore_serve(tmp, *flags) as (url, _process):
+        yield url
 
 
 @pytest.fixture
