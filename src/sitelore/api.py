@@ -47,6 +47,7 @@ from sitelore.errors import (
     UsageError,
     first_sitelore_error,
 )
+from sitelore.firecrawl.routes import firecrawl_router
 from sitelore.jobs import CrawlSlots, Job, JobManager
 from sitelore.models import CrawlOptions, Limits
 from sitelore.wire import (
@@ -268,6 +269,7 @@ def create_app(
     _add_error_handlers(app)
     _add_document_routes(app, runtime, jobs, remote)
     _add_job_routes(app, runtime, jobs, remote)
+    app.include_router(firecrawl_router(runtime, jobs, delay=remote.delay, max_kept=max_kept_jobs))
     return app
 
 

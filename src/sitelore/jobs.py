@@ -186,12 +186,19 @@ class JobManager:
         self._max_kept = max_kept
         self._jobs: OrderedDict[str, Job] = OrderedDict()
 
-    def start(self, seed: str, requested: CrawlOptions) -> Job:
-        """Start a crawl of ``seed`` in the background; BusyError when no slot is free."""
+    def start(
+        self, seed: str, requested: CrawlOptions, *, open_crawl: OpenCrawl | None = None
+    ) -> Job:
+        """Start a crawl of ``seed`` in the background; BusyError when no slot is free.
+
+        ``open_crawl`` opens this job's crawl instead of the manager's (e.g. one that
+        keeps the pages' bodies).
+        """
         self.slots.take()
         job = Job(uuid.uuid4().hex, seed, requested, self._limits, self._now())
         self._jobs[job.id] = job
-        job._task = asyncio.create_task(self._run(job), name=f"sitelore-job-{job.id}")
+        run = self._run(job, open_crawl or self._open)
+        job._task = asyncio.create_task(run, name=f"sitelore-job-{job.id}")
         return job
 
     def get(self, job_id: str) -> Job:
@@ -218,10 +225,10 @@ class JobManager:
         if tasks:
             await asyncio.wait(tasks)
 
-    async def _run(self, job: Job) -> None:
+    async def _run(self, job: Job, open_crawl: OpenCrawl) -> None:
         run: CrawlRun | None = None
         try:
-            async with self._open(job.seed, job.requested) as run:
+            async with open_crawl(job.seed, job.requested) as run:
                 async for page in run:
                     job._record(page)
         except asyncio.CancelledError:

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import datetime
 from typing import Annotated, Any, Self
 from urllib.parse import quote
 
 from pydantic import BaseModel, ConfigDict, Field
+from pydantic.json_schema import SkipJsonSchema
 
 from sitelore.errors import ErrorKind, SiteloreError
 
@@ -490,6 +491,11 @@ class CrawlOptions(BaseModel):
         bool,
         Field(description="Also seed from robots.txt Sitemap: lines and /sitemap.xml."),
     ] = False
+    #: Set in code only (never on the wire): one more test a discovered URL (normalised)
+    #: must pass to be followed, e.g. the Firecrawl routes' includePaths under RE2.
+    url_filter: Annotated[
+        SkipJsonSchema[Callable[[str], bool] | None], Field(exclude=True, repr=False)
+    ] = None
 
     def clamp(self, limits: Limits) -> tuple[CrawlOptions, tuple[str, ...]]:
         """Return these options within ``limits`` and a sentence for each clamped value.

@@ -5,11 +5,12 @@ from __future__ import annotations
 import codecs
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 from tests.samples import tiny_pdf
 
-from sitelore.convert import decode_body, html_to_document, to_document
+from sitelore.convert import decode_body, html_to_document, html_view, to_document
 from sitelore.errors import ConversionError, UnsupportedContentTypeError
 
 URL = "https://docs.example.com/guide/page.html"
@@ -642,3 +643,32 @@ def test_article_extraction_never_loses_code() -> None:
     code = "<p>Teasers:</p><ul><li><pre>print('kept')</pre></li></ul>"
     page_html = _news_page().replace("<div class='more'>", f"<div class='more'>{code}")
     assert "print('kept')" in html_to_document(page_html, URL).markdown
+
+
+class TestHtmlView:
+    PAGE = (
+        "<html lang='en'><head><title>T</title></head><body><nav><a href='/a'>Home</a></nav>"
+        "<main><h1>Title<a class='headerlink' href='#t'>¶</a></h1><p>Body text here.</p>"
+        "<div class='ad'>Buy</div></main></body></html>"
+    )
+
+    @pytest.mark.parametrize(
+        ("options", "present", "absent"),
+        [
+            ({}, ["# Title", "Body text here."], ["Home", "¶"]),
+            ({"only_main_content": False}, ["Home", "Body text here."], []),
+            ({"include_tags": ["h1"]}, ["# Title"], ["Body text", "¶"]),
+            ({"exclude_tags": [".ad"]}, ["Body text here."], ["Buy"]),
+        ],
+    )
+    def test_cuts(self, options: dict[str, Any], present: list[str], absent: list[str]) -> None:
+        view = html_view(self.PAGE, "https://docs.example/p", **options)
+        for text in present:
+            assert text in view.markdown
+        for text in absent:
+            assert text not in view.markdown
+
+    def test_the_html_is_the_cut_not_the_page(self) -> None:
+        view = html_view(self.PAGE, "https://docs.example/p")
+        assert "<nav" not in view.html
+        assert "Body text here." in view.html

@@ -28,6 +28,7 @@ from sitelore.convert._meta import read_meta
 from sitelore.convert._pdf import pdf_to_document
 from sitelore.convert._text import text_to_document
 from sitelore.convert._title import choose_title
+from sitelore.convert._views import PageView, check_selectors, html_view
 from sitelore.errors import UnsupportedContentTypeError
 from sitelore.links import LinkCache, resolve_links
 from sitelore.models import Document
@@ -38,8 +39,11 @@ __all__ = [
     "TEXT_TYPES",
     "DocumentConverter",
     "LinkStyle",
+    "PageView",
+    "check_selectors",
     "decode_body",
     "html_to_document",
+    "html_view",
     "restyle_links",
     "to_document",
 ]
