@@ -32,12 +32,18 @@ _WILDCARDS = frozenset({"0.0.0.0", "::", ""})  # noqa: S104 - names a wildcard b
 
 
 def host_address(hostname: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
-    """The IP address a Host names in any spelling (``127.1``, ``0x7f.0.0.1``, ``[::1]``)."""
+    """The IP address a Host names in any spelling (``127.1``, ``0x7f.0.0.1``, ``[::1]``).
+
+    An IPv4-mapped IPv6 address is its IPv4 address.
+    """
     text = hostname.strip("[]")
     try:
-        return ipaddress.ip_address(text)
+        address = ipaddress.ip_address(text)
     except ValueError:
         pass
+    else:
+        mapped = getattr(address, "ipv4_mapped", None)
+        return mapped if mapped is not None else address
     # The legacy IPv4 forms curl and inet_aton accept; names with letters are no address.
     if not text or any(ch not in "0123456789abcdefx." for ch in text.lower()):
         return None

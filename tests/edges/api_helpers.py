@@ -15,6 +15,7 @@ from sitelore.api import create_app
 from sitelore.bootstrap import Runtime
 from sitelore.cli_serve import running_server
 from sitelore.config import Settings
+from sitelore.host_guard import HostPolicy
 from sitelore.models import Limits
 
 
@@ -33,18 +34,20 @@ async def serve_api(
     *,
     limits: Limits | None = None,
     headers: dict[str, str] | None = None,
+    host: str = "127.0.0.1",
     **app_options: Any,
 ) -> AsyncIterator[Served]:
-    """The API over a fresh SQLite store; 127.0.0.1 is allowed, the clock never sleeps."""
+    """The API on ``host`` over a fresh SQLite store; 127.0.0.1 is allowed, the clock
+    never sleeps. The Host/Origin policy is that of a server bound to ``host``."""
     settings = Settings(
         store=str(tmp_path / "api.db"),
         allow_private=("127.0.0.1",),
         limits=limits or Limits(),
     )
     async with Runtime(settings, clock=FakeClock()) as runtime:
-        app = create_app(runtime, **app_options)
+        app = create_app(runtime, **{"hosts": HostPolicy(host), **app_options})
         async with (
-            running_server(app, host="127.0.0.1", port=0) as served,
+            running_server(app, host=host, port=0) as served,
             httpx.AsyncClient(base_url=served.url, timeout=30, headers=headers) as client,
         ):
             yield Served(client, runtime, served.url)

@@ -200,3 +200,35 @@ class TestJobs:
         for response in answers:
             assert response.status_code == 404
             assert response.json()["error"]["code"] == "not-found"
+
+
+async def started_when_free(client: httpx.AsyncClient, body: dict[str, Any]) -> httpx.Response:
+    """POST a job, retrying while every crawl slot is taken (429), for at most 10 s."""
+    async with asyncio.timeout(10):
+        while True:
+            response = await client.post(CRAWLS, json=body)
+            if response.status_code != 429:
+                return response
+            await asyncio.sleep(0.05)
+
+
+class TestDisconnect:
+    async def test_sync_crawl_stops_when_its_client_disconnects(
+        self, gated: tuple[GatedSite, str], tmp_path: Path
+    ) -> None:
+        """A dropped synchronous spider crawl is cancelled: its slot frees, its pages stay."""
+        site, base = gated
+        body = {"url": f"{base}/", "spider": True, "maxPages": 10, "concurrency": 1}
+        async with serve_api(tmp_path, max_active_crawls=1) as api:
+            async with httpx.AsyncClient(base_url=api.url, timeout=30) as leaving:
+                request = asyncio.create_task(leaving.post("/api/v1/documents/url", json=body))
+                await asyncio.wait_for(site.asked.wait(), 10)  # the crawl hangs on /a
+                busy = await api.client.post(CRAWLS, json={"url": f"{base}/", "maxPages": 1})
+                request.cancel()
+                await asyncio.wait([request])
+            after = await started_when_free(api.client, {"url": f"{base}/", "maxPages": 1})
+            await api.client.delete(f"{CRAWLS}/{after.json()['id']}")
+            stored = (await api.client.get("/api/v1/documents")).json()
+        assert busy.status_code == 429  # the synchronous crawl held the only slot
+        assert after.status_code == 202
+        assert [doc["url"] for doc in stored["documents"]] == [f"{base}/"]
