@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import os
 import signal
@@ -11,9 +12,12 @@ import socket
 import sys
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
+from aiohttp.test_utils import TestServer
+from tests.edges.test_api_jobs import CRAWLS, GatedSite
 
 from sitelore.cli import main
 
@@ -146,3 +150,107 @@ class TestRealRun:
             )
         assert bare.status_code == 401
         assert keyed.status_code == 200
+
+
+@pytest.fixture
+async def gated() -> AsyncIterator[tuple[GatedSite, str]]:
+    gated = GatedSite()
+    server = TestServer(gated.app(), host="127.0.0.1")
+    await server.start_server()
+    try:
+        yield gated, str(server.make_url("")).rstrip("/")
+    finally:
+        gated.gate.set()
+        await server.close()
+
+
+async def sse_events(
+    client: httpx.AsyncClient, url: str, into: list[tuple[str, Any]], first: asyncio.Event
+) -> None:
+    """Read a server-sent event stream to its end, appending (event, data) pairs; set
+    ``first`` at the first one."""
+    name = ""
+    async with client.stream("GET", url) as response:
+        async for line in response.aiter_lines():
+            if line.startswith("event: "):
+                name = line.removeprefix("event: ")
+            elif line.startswith("data: "):
+                into.append((name, json.loads(line.removeprefix("data: "))))
+                first.set()
+
+
+class TestShutdownAndRestart:
+    async def test_sigterm_interrupts_jobs_and_a_restart_remembers_them(
+        self, gated: tuple[GatedSite, str], tmp_path: Path
+    ) -> None:
+        """SIGTERM ends a running job (SSE end event, no traceback, quick exit); after a
+        restart on the same store GET tells both jobs' fates and DELETE forgets one."""
+        site, base = gated
+        private = ("--allow-private", "127.0.0.1")
+        events: list[tuple[str, Any]] = []
+        async with (
+            sitelore_serve(tmp_path, *private) as (url, process),
+            httpx.AsyncClient(base_url=url, timeout=30) as client,
+        ):
+            done = (await client.post(CRAWLS, json={"url": f"{base}/", "maxPages": 1})).json()
+            body = {"url": f"{base}/", "maxPages": 10, "concurrency": 1}
+            running = (await client.post(CRAWLS, json=body)).json()
+            await asyncio.wait_for(site.asked.wait(), 10)
+            streaming = asyncio.Event()
+            reader = asyncio.create_task(
+                sse_events(client, running["links"]["events"], events, streaming)
+            )
+            await asyncio.wait_for(streaming.wait(), 10)
+            assert (await client.get(done["links"]["self"])).json()["status"] == "done"
+            process.send_signal(signal.SIGTERM)
+            await asyncio.wait_for(reader, 10)
+            await asyncio.wait_for(process.wait(), 10)
+            assert process.stderr is not None
+            log = (await process.stderr.read()).decode()
+        assert process.returncode == 0
+        assert "Traceback" not in log
+        assert "CancelledError" not in log
+        end = events[-1]
+        assert end[0] == "end"
+        assert end[1]["status"] == "interrupted"
+        assert "shutting down" in end[1]["error"]["message"]
+
+        async with (
+            sitelore_serve(tmp_path, *private) as (url, _process),
+            httpx.AsyncClient(base_url=url, timeout=30) as client,
+        ):
+            cut = (await client.get(running["links"]["self"])).json()
+            kept = (await client.get(done["links"]["self"])).json()
+            deleted = await client.delete(done["links"]["self"])
+            gone = await client.get(done["links"]["self"])
+        assert cut["status"] == "interrupted"
+        assert cut["error"]["code"] == "interrupted"
+        assert cut["progress"]["pagesIndexed"] == 1
+        assert cut["result"]["documents"][0]["url"] == f"{base}/"
+        assert kept["status"] == "done"
+        assert kept["result"]["pagesIndexed"] == 1
+        assert deleted.status_code == 204
+        assert gone.status_code == 404
+
+    async def test_a_job_cut_by_a_crash_reads_interrupted_after_restart(
+        self, gated: tuple[GatedSite, str], tmp_path: Path
+    ) -> None:
+        """A server killed outright leaves its job recorded as running: it reads interrupted."""
+        site, base = gated
+        private = ("--allow-private", "127.0.0.1")
+        async with (
+            sitelore_serve(tmp_path, *private) as (url, process),
+            httpx.AsyncClient(base_url=url, timeout=30) as client,
+        ):
+            body = {"url": f"{base}/", "maxPages": 10, "concurrency": 1}
+            job = (await client.post(CRAWLS, json=body)).json()
+            await asyncio.wait_for(site.asked.wait(), 10)
+            process.kill()
+            await asyncio.wait_for(process.wait(), 10)
+        async with (
+            sitelore_serve(tmp_path, *private) as (url, _process),
+            httpx.AsyncClient(base_url=url, timeout=30) as client,
+        ):
+            cut = (await client.get(job["links"]["self"])).json()
+        assert cut["status"] == "interrupted"
+        assert "not shut down cleanly" in cut["error"]["message"]
