@@ -22,6 +22,7 @@ __all__ = [
     "MIN_KEY_LENGTH",
     "ASGIApp",
     "ConnectionLimits",
+    "Message",
     "Receive",
     "RequestGuard",
     "Scope",

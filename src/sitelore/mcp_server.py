@@ -24,7 +24,6 @@ from typing import Annotated, Any
 
 import mcp_types as types
 from mcp.server import Server, ServerRequestContext
-from mcp.server.stdio import stdio_server
 from mcp.server.transport_security import TransportSecuritySettings
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 from pydantic.alias_generators import to_camel
@@ -36,6 +35,7 @@ from sitelore.bootstrap import Runtime
 from sitelore.errors import SiteloreError
 from sitelore.host_guard import HostGuard, HostPolicy
 from sitelore.jobs import CrawlSlots
+from sitelore.mcp_rejects import RejectMalformed, serve_stdio
 from sitelore.models import PageOutcome
 from sitelore.wire import (
     MAX_OFFSET,
@@ -355,10 +355,11 @@ def build_server(
 
 
 async def run_stdio(runtime: Runtime, *, remote: RemotePolicy | None = None) -> None:
-    """Serve MCP over this process's stdin and stdout until the client hangs up."""
-    server = build_server(runtime, remote=remote)
-    async with stdio_server() as (read_stream, write_stream):
-        await server.run(read_stream, write_stream, server.create_initialization_options())
+    """Serve MCP over this process's stdin and stdout until the client hangs up.
+
+    Lines that are not JSON-RPC get their JSON-RPC error (:mod:`sitelore.mcp_rejects`).
+    """
+    await serve_stdio(build_server(runtime, remote=remote))
 
 
 def http_app(
@@ -375,7 +376,8 @@ def http_app(
     Host and Origin are checked by :class:`~sitelore.host_guard.HostGuard` (``hosts``,
     default: those of a server bound to ``host``), which replaces the SDK's own DNS
     rebinding protection: that one is switched on only for a bind on 127.0.0.1,
-    localhost or ::1, and would leave 127.0.0.2 or a listed name unguarded.
+    localhost or ::1, and would leave 127.0.0.2 or a listed name unguarded. Bodies that
+    are not JSON-RPC are answered with their id (:class:`~sitelore.mcp_rejects.RejectMalformed`).
     """
     hosts = hosts or HostPolicy(host)
     server = build_server(runtime, remote=remote)
@@ -384,7 +386,7 @@ def http_app(
         max_request_body_size=max_body_bytes,
         transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
     )
-    app = RequestGuard(app, api_key=api_key, max_body_bytes=max_body_bytes)
+    app = RequestGuard(RejectMalformed(app), api_key=api_key, max_body_bytes=max_body_bytes)
     if hosts.cors_origins:
         app = CORSMiddleware(
             app,
