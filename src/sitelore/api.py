@@ -347,7 +347,7 @@ def _add_error_handlers(app: FastAPI) -> None:
         assert isinstance(exc, StarletteHTTPException)
         code = _HTTP_CODES.get(exc.status_code, "http")
         detail = ErrorDetail(code=code, message=str(exc.detail))
-        headers = dict(exc.headers or {})
+        headers = {k.lower(): v for k, v in (exc.headers or {}).items()}
         if exc.status_code == 405:
             headers["allow"] = ", ".join(_allowed_methods(app, request))
         return _error_response(exc.status_code, detail, **headers)
