@@ -92,7 +92,7 @@ _CRAWLS = f"{API_PREFIX}/crawls"
 _OPEN_PATHS = ("/healthz", "/openapi.json")
 _HEARTBEAT_SECONDS = 15.0
 _HTTP_CODES = {404: "not-found", 405: "method-not-allowed"}
-_EVENT_ID_PATTERN = "^[0-9]{1,18}$"
+_EVENT_ID_PATTERN = "^[0-9]{0,18}$"
 #: Why running crawls end when the server stops (their ``error.message``).
 SHUTDOWN_REASON = "the server is shutting down; pages stored before stay stored"
 
@@ -324,13 +324,14 @@ def stopper(app: FastAPI) -> Callable[[], Awaitable[None]]:
 
 
 def _allowed_methods(app: FastAPI, request: Request) -> list[str]:
-    """Every method some route serves at this path (Starlette's 405 names one route's)."""
-    methods: set[str] = set()
-    for route in app.router.routes:
-        match, _ = route.matches(request.scope)
-        if match is not Match.NONE:
-            methods.update(getattr(route, "methods", None) or ())
-    return sorted(methods)
+    """Every method the routes of this path serve (Starlette's 405 names one route's).
+
+    A path spelled out by a route (``/documents/url``) is that route's alone, though
+    a template (``/documents/{document_id}``) matches it too: no document has that id.
+    """
+    routes = [r for r in app.router.routes if r.matches(request.scope)[0] is not Match.NONE]
+    exact = [r for r in routes if not getattr(r, "param_convertors", None)]
+    return sorted({method for r in exact or routes for method in getattr(r, "methods", ()) or ()})
 
 
 def _add_error_handlers(app: FastAPI) -> None:
@@ -564,12 +565,12 @@ def _add_job_routes(app: FastAPI, runtime: Runtime, crawls: _Crawls, remote: Rem
     async def crawl_events(
         job_id: str,
         last_event_id: Annotated[
-            str | None,
+            str,
             Header(
                 pattern=_EVENT_ID_PATTERN,
                 description="Resume after this event id (SSE reconnect): ASCII digits.",
             ),
-        ] = None,
+        ] = "",
     ) -> StreamingResponse:
         """Server-sent events: ``page`` per finished page, then one ``end`` with the job.
 

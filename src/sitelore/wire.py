@@ -243,8 +243,9 @@ def annotate_request_schema(
     Every optional property shows its default (``null`` included, which generators drop);
     each capped one gets ``x-hard-cap`` and a sentence saying larger asks are clamped. The
     schema keeps no ``maximum`` there, because a larger ask is clamped, not refused. The
-    options only the operator controls (:class:`RemotePolicy`) say so, and ``delay``
-    shows the operator's default.
+    options only the operator controls (:class:`RemotePolicy`) say so, and allow only
+    the values a request may ask for (``respectRobots`` true; ``render`` false unless
+    allowed); ``delay`` shows the operator's default.
     """
     remote = remote or RemotePolicy()
     properties = schema.get("properties", {})
@@ -259,6 +260,11 @@ def annotate_request_schema(
             sentences[name] = f"Hard cap on this server: {cap}; a larger ask is clamped to it."
     if "delay" in properties:
         properties["delay"]["default"] = remote.delay
+    # What only the operator may set is refused (422): the schema allows only the rest.
+    if "respectRobots" in properties:
+        properties["respectRobots"]["enum"] = [True]
+    if "render" in properties and not remote.allow_render:
+        properties["render"]["enum"] = [False]
     for name, sentence in sentences.items():
         prop = properties.get(name)
         if prop is not None:
