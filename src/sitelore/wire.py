@@ -494,6 +494,10 @@ class JobProgress(_Wire):
     max_pages: int = Field(description="The page budget applied to this crawl.")
 
 
+def _job_links(base: str, job_id: str) -> dict[str, str]:
+    return {"self": f"{base}/{job_id}", "events": f"{base}/{job_id}/events"}
+
+
 class JobOut(_Wire):
     """A crawl job: status, progress, and the crawl result once it has ended."""
 
@@ -560,7 +564,7 @@ class JobOut(_Wire):
             ),
             result=record.detail.get("result"),
             error=None if code is None else ErrorDetail(code=code, message=message or code),
-            links={"self": f"{base}/{record.id}", "events": f"{base}/{record.id}/events"},
+            links=_job_links(base, record.id),
         )
 
     @classmethod
@@ -596,5 +600,5 @@ class JobOut(_Wire):
             ),
             result=None if summary is None else CrawlResult.from_summary(summary, asked),
             error=error,
-            links={"self": f"{base}/{job.id}", "events": f"{base}/{job.id}/events"},
+            links=_job_links(base, job.id),
         )

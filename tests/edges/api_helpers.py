@@ -1,7 +1,9 @@
-"""Serve the REST API for a test: uvicorn on 127.0.0.1 (a free port) and an httpx client."""
+"""Serve the REST API for a test: uvicorn on 127.0.0.1 (a free port) and an httpx client;
+and a site whose pages hang until a test lets them go."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import dataclasses
 from collections.abc import AsyncIterator
@@ -9,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from aiohttp import web
 from tests.fakes import FakeClock
 
 from sitelore.api import create_app
@@ -51,3 +54,29 @@ async def serve_api(
             httpx.AsyncClient(base_url=served.url, timeout=30, headers=headers) as client,
         ):
             yield Served(client, runtime, served.url)
+
+
+class GatedSite:
+    """/ links to /a, /b, /c; those hang until ``gate`` opens. ``asked`` is set by /a."""
+
+    def __init__(self) -> None:
+        self.gate = asyncio.Event()
+        self.asked = asyncio.Event()
+
+    def app(self) -> web.Application:
+        async def index(_request: web.Request) -> web.Response:
+            links = "".join(f'<a href="/{name}">{name}</a>' for name in "abc")
+            html = "<html><head><title>Gated home</title></head><body><main><h1>Home</h1>"
+            html += f"<p>Words about the gated home page.</p>{links}</main></body></html>"
+            return web.Response(text=html, content_type="text/html")
+
+        async def slow(request: web.Request) -> web.Response:
+            if request.path == "/a":
+                self.asked.set()
+            await self.gate.wait()
+            return web.Response(text="<title>late</title>late", content_type="text/html")
+
+        app = web.Application()
+        app.router.add_get("/", index)
+        app.router.add_get("/{name:[abc]}", slow)
+        return app

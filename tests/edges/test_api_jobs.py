@@ -10,9 +10,7 @@ from typing import Any
 
 import httpx
 import pytest
-from aiohttp import web
-from aiohttp.test_utils import TestServer
-from tests.edges.api_helpers import serve_api
+from tests.edges.api_helpers import GatedSite, serve_api
 
 from sitelore.demo_site import bundled_site_path, serve_site
 from sitelore.models import Limits
@@ -24,44 +22,6 @@ CRAWLS = "/api/v1/crawls"
 async def site() -> AsyncIterator[str]:
     async with serve_site(bundled_site_path()) as base:
         yield base
-
-
-class GatedSite:
-    """/ links to /a, /b, /c; those hang until ``gate`` opens. ``asked`` is set by /a."""
-
-    def __init__(self) -> None:
-        self.gate = asyncio.Event()
-        self.asked = asyncio.Event()
-
-    def app(self) -> web.Application:
-        async def index(_request: web.Request) -> web.Response:
-            links = "".join(f'<a href="/{name}">{name}</a>' for name in "abc")
-            html = "<html><head><title>Gated home</title></head><body><main><h1>Home</h1>"
-            html += f"<p>Words about the gated home page.</p>{links}</main></body></html>"
-            return web.Response(text=html, content_type="text/html")
-
-        async def slow(request: web.Request) -> web.Response:
-            if request.path == "/a":
-                self.asked.set()
-            await self.gate.wait()
-            return web.Response(text="<title>late</title>late", content_type="text/html")
-
-        app = web.Application()
-        app.router.add_get("/", index)
-        app.router.add_get("/{name:[abc]}", slow)
-        return app
-
-
-@pytest.fixture
-async def gated() -> AsyncIterator[tuple[GatedSite, str]]:
-    gated = GatedSite()
-    server = TestServer(gated.app(), host="127.0.0.1")
-    await server.start_server()
-    try:
-        yield gated, str(server.make_url("")).rstrip("/")
-    finally:
-        gated.gate.set()
-        await server.close()
 
 
 async def read_events(client: httpx.AsyncClient, path: str) -> list[tuple[str, dict[str, Any]]]:

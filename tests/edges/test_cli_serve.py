@@ -16,8 +16,8 @@ from typing import Any
 
 import httpx
 import pytest
-from aiohttp.test_utils import TestServer
-from tests.edges.test_api_jobs import CRAWLS, GatedSite
+from tests.edges.api_helpers import GatedSite
+from tests.edges.test_api_jobs import CRAWLS
 
 from sitelore.cli import main
 
@@ -150,18 +150,6 @@ class TestRealRun:
             )
         assert bare.status_code == 401
         assert keyed.status_code == 200
-
-
-@pytest.fixture
-async def gated() -> AsyncIterator[tuple[GatedSite, str]]:
-    gated = GatedSite()
-    server = TestServer(gated.app(), host="127.0.0.1")
-    await server.start_server()
-    try:
-        yield gated, str(server.make_url("")).rstrip("/")
-    finally:
-        gated.gate.set()
-        await server.close()
 
 
 async def sse_events(

@@ -15,6 +15,7 @@ from urllib.parse import urlsplit
 import httpx
 import pytest
 from tests.edges.api_helpers import serve_api
+from tests.edges.test_mcp_stdio import INIT
 from tests.fakes import FakeClock
 
 from sitelore.bootstrap import Runtime
@@ -24,16 +25,6 @@ from sitelore.host_guard import HostPolicy
 from sitelore.mcp_server import http_app
 
 BINDS = ["127.0.0.1", "127.0.0.2", "::1"]
-MCP_INIT = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "test", "version": "1"},
-    },
-}
 MCP_HEADERS = {"accept": "application/json, text/event-stream"}
 
 
@@ -108,15 +99,11 @@ async def test_mcp_over_http_refuses_foreign_host_and_origin(bind: str, tmp_path
     async with served_mcp(tmp_path, bind) as endpoint, httpx.AsyncClient() as client:
         evil_host, evil_origin = foreign(endpoint)
         own_origin = endpoint.removesuffix("/mcp")
-        by_host = await client.post(
-            endpoint, json=MCP_INIT, headers={**MCP_HEADERS, "host": evil_host}
-        )
+        by_host = await client.post(endpoint, json=INIT, headers={**MCP_HEADERS, "host": evil_host})
         by_origin = await client.post(
-            endpoint, json=MCP_INIT, headers={**MCP_HEADERS, "origin": evil_origin}
+            endpoint, json=INIT, headers={**MCP_HEADERS, "origin": evil_origin}
         )
-        own = await client.post(
-            endpoint, json=MCP_INIT, headers={**MCP_HEADERS, "origin": own_origin}
-        )
+        own = await client.post(endpoint, json=INIT, headers={**MCP_HEADERS, "origin": own_origin})
     assert by_host.status_code == 421
     assert by_origin.status_code == 403
     assert own.status_code == 200, own.text
