@@ -12,6 +12,7 @@ from typing import Any
 
 import httpx
 from aiohttp import web
+from fastapi import FastAPI
 from tests.fakes import FakeClock
 
 from sitelore.api import create_app
@@ -24,11 +25,12 @@ from sitelore.models import Limits
 
 @dataclasses.dataclass(frozen=True)
 class Served:
-    """A running API: its client (base URL set), runtime and base URL."""
+    """A running API: its client (base URL set), runtime, base URL and app."""
 
     client: httpx.AsyncClient
     runtime: Runtime
     url: str
+    app: FastAPI
 
 
 @contextlib.asynccontextmanager
@@ -53,7 +55,7 @@ async def serve_api(
             running_server(app, host=host, port=0) as served,
             httpx.AsyncClient(base_url=served.url, timeout=30, headers=headers) as client,
         ):
-            yield Served(client, runtime, served.url)
+            yield Served(client, runtime, served.url, app)
 
 
 class GatedSite:

@@ -12,6 +12,7 @@ import httpx
 import pytest
 from tests.edges.api_helpers import GatedSite, serve_api
 
+from sitelore.api import stopper
 from sitelore.demo_site import bundled_site_path, serve_site
 from sitelore.models import Limits
 
@@ -191,4 +192,21 @@ class TestDisconnect:
             stored = (await api.client.get("/api/v1/documents")).json()
         assert busy.status_code == 429  # the synchronous crawl held the only slot
         assert after.status_code == 202
+        assert [doc["url"] for doc in stored["documents"]] == [f"{base}/"]
+
+    async def test_sync_crawl_ends_503_when_the_server_stops(
+        self, gated: tuple[GatedSite, str], tmp_path: Path
+    ) -> None:
+        """A stopping server cuts a synchronous crawl: 503 stopped; its pages stay."""
+        site, base = gated
+        body = {"url": f"{base}/", "spider": True, "maxPages": 10, "concurrency": 1}
+        async with serve_api(tmp_path) as api:
+            request = asyncio.create_task(api.client.post("/api/v1/documents/url", json=body))
+            await asyncio.wait_for(site.asked.wait(), 10)
+            await stopper(api.app)()
+            answer = await asyncio.wait_for(request, 10)
+            stored = (await api.client.get("/api/v1/documents")).json()
+        assert answer.status_code == 503
+        assert answer.json()["error"]["code"] == "stopped"
+        assert "server is stopping" in answer.json()["error"]["message"]
         assert [doc["url"] for doc in stored["documents"]] == [f"{base}/"]

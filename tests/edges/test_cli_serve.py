@@ -107,19 +107,27 @@ class TestRefusals:
 
 @contextlib.asynccontextmanager
 async def sitelore_serve(
-    tmp_path: Path, *args: str
+    tmp_path: Path,
+    *args: str,
+    command: tuple[str, ...] = ("serve",),
+    banner: str = "sitelore API on http://127.0.0.1:",
 ) -> AsyncIterator[tuple[str, asyncio.subprocess.Process]]:
-    """Run ``sitelore serve --port 0`` as a subprocess; yield its base URL once it listens."""
+    """Run ``sitelore serve --port 0`` (or another ``command``) as a subprocess; yield
+    the URL its first line (``banner``...) names once it listens."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("SITELORE_")}
     process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "sitelore", "serve", "--port", "0",
+        sys.executable, "-m", "sitelore", *command, "--port", "0",
         "--db", str(tmp_path / "serve.db"), *args,
         stderr=asyncio.subprocess.PIPE, env=env, cwd=tmp_path,
     )  # fmt: skip
     try:
         assert process.stderr is not None
-        line = (await asyncio.wait_for(process.stderr.readline(), 30)).decode()
-        assert line.startswith("sitelore API on http://127.0.0.1:"), line
+        line = ""
+        for _ in range(20):  # log lines may come first (the MCP SDK's, say)
+            line = (await asyncio.wait_for(process.stderr.readline(), 30)).decode()
+            if line.startswith(banner) or not line:
+                break
+        assert line.startswith(banner), line
         yield line.split()[3], process
     finally:
         if process.returncode is None:
@@ -165,6 +173,44 @@ async def sse_events(
             elif line.startswith("data: "):
                 into.append((name, json.loads(line.removeprefix("data: "))))
                 first.set()
+
+
+class TestHostChecks:
+    async def test_serve_answers_listed_hosts_from_settings_and_flags(self, tmp_path: Path) -> None:
+        """allowed_hosts (settings) and --allowed-host add up; other names get 421."""
+        config = tmp_path / "sitelore.toml"
+        config.write_text('allowed_hosts = ["docs.internal"]\n', encoding="utf-8")
+        args = ("--config", str(config), "--allowed-host", "wiki.internal")
+        async with sitelore_serve(tmp_path, *args) as (url, _process), httpx.AsyncClient() as c:
+            answers = {
+                name: (await c.get(f"{url}/healthz", headers={"host": name})).status_code
+                for name in ("docs.internal", "wiki.internal", "evil.example", "127.0.0.1")
+            }
+        assert answers == {
+            "docs.internal": 200,
+            "wiki.internal": 200,
+            "evil.example": 421,
+            "127.0.0.1": 200,
+        }
+
+    async def test_mcp_over_http_on_127_0_0_2_refuses_a_rebinding_page(
+        self, tmp_path: Path
+    ) -> None:
+        """mcp --transport http --host 127.0.0.2 (no key: loopback) refuses foreign Host/Origin."""
+        command = ("mcp", "--transport", "http", "--host", "127.0.0.2")
+        banner = "sitelore MCP on http://127.0.0.2:"
+        async with (
+            sitelore_serve(tmp_path, command=command, banner=banner) as (endpoint, _process),
+            httpx.AsyncClient() as client,
+        ):
+            port = endpoint.rsplit(":", 1)[1].split("/")[0]
+            ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+            evil_host = await client.post(endpoint, json=ping, headers={"host": f"evil:{port}"})
+            evil_origin = await client.post(
+                endpoint, json=ping, headers={"origin": f"http://evil.example:{port}"}
+            )
+        assert evil_host.status_code == 421
+        assert evil_origin.status_code == 403
 
 
 class TestShutdownAndRestart:
