@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 
-.PHONY: demo test lint types unit eval bench bench-full bench-scale schema serve clean
+.PHONY: demo test quick lint types unit eval bench bench-full bench-scale schema serve clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -27,6 +27,10 @@ demo: $(VENV)/.installed
 
 ## test: lint, types, import contracts and the whole suite
 test: lint types unit
+
+## quick: the unit and conformance tests only (no services, no network servers; seconds)
+quick: $(VENV)/.installed-dev
+	$(BIN)/pytest -q tests/unit tests/conformance
 
 lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check src tests bench scripts

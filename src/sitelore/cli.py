@@ -420,13 +420,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     sys.exit(_invoke(args or ["--help"], debug=debug))
 
 
-# The root of click's errors (usage errors, bad values, missing arguments, files that
-# will not open: all about the arguments, so exit 2), reached through the public
-# ``typer.BadParameter``: Typer vendors click under a private module path.
-_CLICK_ERROR: type[Exception] = next(
-    (k for k in typer.BadParameter.__mro__ if k.__name__ == "ClickException"),
-    typer.BadParameter,
-)
+# The root of the argument errors of Typer's (vendored) click: usage errors, bad values,
+# missing arguments, files that will not open. All about the arguments, so exit 2.
+_CLICK_ERROR = typer.TyperException
 _INTERRUPTED = 130
 _PINNED = frozenset({EXIT_OK, EXIT_USAGE, EXIT_CONFIG, EXIT_INTERNAL, _INTERRUPTED})
 
