@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 from typing import Annotated, Any, Self
 from urllib.parse import quote
@@ -31,6 +31,7 @@ __all__ = [
     "Exchange",
     "FetchMeta",
     "Headers",
+    "JobRecord",
     "Limits",
     "PageError",
     "PageOutcome",
@@ -590,3 +591,22 @@ class CrawlSummary:
             "warnings": list(self.warnings),
             "sitemapUrls": self.sitemap_urls,
         }
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class JobRecord:
+    """What a server keeps of one crawl job in the store, so it outlives a restart."""
+
+    id: str
+    seed: str
+    #: running, done, failed, cancelled or interrupted.
+    status: str
+    created_at: datetime
+    finished_at: datetime | None = None
+    pages_crawled: int = 0
+    pages_indexed: int = 0
+    errors: int = 0
+    error_code: str | None = None
+    error_message: str | None = None
+    #: The options asked and applied, and the result, as the API shows them (JSON).
+    detail: Mapping[str, Any] = dataclasses.field(default_factory=dict)

@@ -18,6 +18,7 @@ from sitelore.models import (
     Document,
     Exchange,
     FetchMeta,
+    JobRecord,
     SearchHit,
     Snapshot,
     SnapshotMode,
@@ -32,6 +33,7 @@ __all__ = [
     "ExchangeObserver",
     "Fetcher",
     "HopCheck",
+    "JobRecords",
     "LiveFetcher",
     "Renderer",
     "Resolver",
@@ -158,6 +160,26 @@ class CaptureLinks(Protocol):
 
     async def captures(self) -> builtins.list[tuple[str, CaptureRef]]:
         """``(document id, ref)`` for every linked document, oldest document first."""
+        ...
+
+
+@runtime_checkable
+class JobRecords(Protocol):
+    """**Protocol (optional store capability):** crawl job records that outlive a server.
+
+    Both stores have it; a server over a store without it forgets its jobs on restart.
+    """
+
+    async def save_job(self, record: JobRecord) -> None:
+        """Insert or replace the record with ``record.id``."""
+        ...
+
+    async def job_record(self, job_id: str) -> JobRecord | None:
+        """The record with this id, or None."""
+        ...
+
+    async def delete_job_record(self, job_id: str) -> bool:
+        """Forget one record; True when it existed."""
         ...
 
 

@@ -220,7 +220,7 @@ def _is_continuation(byte: int) -> bool:
 def _parse_cursor(cursor: str | None, total: int) -> int:
     if cursor is None or cursor == "":
         return 0
-    if not cursor.isdigit() or int(cursor) > total:
+    if not (cursor.isascii() and cursor.isdigit()) or len(cursor) > 20 or int(cursor) > total:
         raise UsageError(f"cursor {cursor!r}: not a cursor of this document (0..{total})")
     return int(cursor)
 
