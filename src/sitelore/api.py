@@ -51,6 +51,8 @@ from sitelore.errors import (
     UsageError,
     first_sitelore_error,
 )
+from sitelore.firecrawl.answers import PREFIX as FIRECRAWL_PREFIX
+from sitelore.firecrawl.answers import refusal
 from sitelore.firecrawl.routes import firecrawl_router
 from sitelore.host_guard import HostGuard, HostPolicy
 from sitelore.jobs import CrawlSlots, Job, JobManager
@@ -155,6 +157,14 @@ def error_detail(exc: BaseException) -> tuple[int, ErrorDetail]:
 def _error_response(status: int, detail: ErrorDetail, **headers: str) -> JSONResponse:
     body = ErrorBody(error=detail).model_dump(mode="json", by_alias=True)
     return JSONResponse(body, status_code=status, headers=headers or None)
+
+
+def _error_for(request: Request, status: int, detail: ErrorDetail, **headers: str) -> JSONResponse:
+    """An error in the shape the route's clients read: Firecrawl's under its prefix."""
+    if request.url.path.startswith(f"{FIRECRAWL_PREFIX}/"):
+        body = refusal(detail.code, detail.message)
+        return JSONResponse(body, status_code=status, headers=headers or None)
+    return _error_response(status, detail, **headers)
 
 
 def _validation_detail(exc: RequestValidationError) -> tuple[int, ErrorDetail]:
@@ -337,14 +347,14 @@ def _allowed_methods(app: FastAPI, request: Request) -> list[str]:
 
 
 def _add_error_handlers(app: FastAPI) -> None:
-    async def on_sitelore(_request: Request, exc: Exception) -> JSONResponse:
+    async def on_sitelore(request: Request, exc: Exception) -> JSONResponse:
         status, detail = error_detail(exc)
         headers = {"retry-after": "30"} if isinstance(exc, BusyError) else {}
-        return _error_response(status, detail, **headers)
+        return _error_for(request, status, detail, **headers)
 
-    async def on_validation(_request: Request, exc: Exception) -> JSONResponse:
+    async def on_validation(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, RequestValidationError)
-        return _error_response(*_validation_detail(exc))
+        return _error_for(request, *_validation_detail(exc))
 
     async def on_http(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, StarletteHTTPException)
@@ -353,11 +363,11 @@ def _add_error_handlers(app: FastAPI) -> None:
         headers = {k.lower(): v for k, v in (exc.headers or {}).items()}
         if exc.status_code == 405:
             headers["allow"] = ", ".join(_allowed_methods(app, request))
-        return _error_response(exc.status_code, detail, **headers)
+        return _error_for(request, exc.status_code, detail, **headers)
 
-    async def on_crash(_request: Request, exc: Exception) -> JSONResponse:
+    async def on_crash(request: Request, exc: Exception) -> JSONResponse:
         log.error("internal error", exc_info=exc)
-        return _error_response(*error_detail(exc))
+        return _error_for(request, *error_detail(exc))
 
     app.add_exception_handler(SiteloreError, on_sitelore)
     app.add_exception_handler(RequestValidationError, on_validation)

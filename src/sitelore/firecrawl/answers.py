@@ -28,7 +28,19 @@ from sitelore.firecrawl.translate import Wanted
 from sitelore.models import Snapshot, StoredDocument
 from sitelore.service import PageFailedError, remote_message
 
-__all__ = ["PAGE_SIZE", "JobEndedError", "Page", "document", "error_answer", "status_page"]
+__all__ = [
+    "PAGE_SIZE",
+    "PREFIX",
+    "JobEndedError",
+    "Page",
+    "document",
+    "error_answer",
+    "refusal",
+    "status_page",
+]
+
+#: Where the Firecrawl-compatible routes live.
+PREFIX = "/v2"
 
 #: Documents per page of a job's status; ``next`` names the following page.
 PAGE_SIZE = 10
@@ -51,6 +63,11 @@ _STATUS: Sequence[tuple[type[BaseException], int]] = (
 )
 
 
+def refusal(code: str, message: str) -> dict[str, Any]:
+    """The body of a refused request, in Firecrawl's shape."""
+    return {"success": False, "code": code, "error": message}
+
+
 def error_answer(exc: SiteloreError) -> tuple[int, dict[str, Any]]:
     """The status and body of a failed request.
 
@@ -64,7 +81,7 @@ def error_answer(exc: SiteloreError) -> tuple[int, dict[str, Any]]:
         status = 403
     else:
         status = next((code for base, code in _STATUS if issubclass(klass, base)), 500)
-    return status, {"success": False, "code": str(exc.kind or ""), "error": remote_message(exc)}
+    return status, refusal(str(exc.kind or ""), remote_message(exc))
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

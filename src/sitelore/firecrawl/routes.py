@@ -27,14 +27,22 @@ from sitelore.bootstrap import Runtime
 from sitelore.errors import ErrorKind, NotFoundError, SiteloreError, UsageError
 from sitelore.firecrawl.answers import (
     PAGE_SIZE,
+    PREFIX,
     JobEndedError,
     Page,
     document,
     error_answer,
+    refusal,
     status_page,
 )
 from sitelore.firecrawl.batch import BatchRunner, scrape_document
-from sitelore.firecrawl.shapes import BatchScrapeRequest, CrawlRequest, MapRequest, ScrapeRequest
+from sitelore.firecrawl.shapes import (
+    ERROR_RESPONSES,
+    BatchScrapeRequest,
+    CrawlRequest,
+    MapRequest,
+    ScrapeRequest,
+)
 from sitelore.firecrawl.translate import Wanted, crawl_options, wanted
 from sitelore.jobs import Job, JobManager, JobStatus
 from sitelore.models import CrawlOptions
@@ -70,8 +78,7 @@ def _answering(
         except ValidationError as exc:
             first = exc.errors()[0]
             field = ".".join(str(part) for part in first["loc"]) or "body"
-            body = {"success": False, "code": "validation", "error": f"{field}: {first['msg']}"}
-            return JSONResponse(body, status_code=400)
+            return JSONResponse(refusal("validation", f"{field}: {first['msg']}"), status_code=400)
 
     return answer
 
@@ -123,7 +130,9 @@ def firecrawl_router(
         finally:
             await batches.aclose()
 
-    router = APIRouter(prefix="/v2", tags=["firecrawl"], lifespan=lifespan)
+    router = APIRouter(
+        prefix=PREFIX, tags=["firecrawl"], lifespan=lifespan, responses=ERROR_RESPONSES
+    )
 
     @router.post("/scrape")
     @_answering

@@ -12,8 +12,10 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
+    "ERROR_RESPONSES",
     "BatchScrapeRequest",
     "CrawlRequest",
+    "ErrorAnswer",
     "Format",
     "MapRequest",
     "ScrapeOptions",
@@ -117,3 +119,26 @@ class MapRequest(_Body):
     limit: Annotated[int, Field(ge=1, le=100_000)] = 5000
     timeout: Annotated[int, Field(ge=1)] | None = None
     location: dict[str, Any] | None = None
+
+
+class ErrorAnswer(BaseModel):
+    """What a refused or failed Firecrawl request answers (``success`` is false)."""
+
+    success: Literal[False]
+    code: str
+    error: str
+
+
+#: The error answers every ``/v2`` route may give, documented in the OpenAPI.
+ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
+    status: {"model": ErrorAnswer, "description": description}
+    for status, description in (
+        (400, "A refused option, a bad body or a bad URL."),
+        (403, "The address guard or robots.txt refused the URL."),
+        (404, "No such crawl or batch."),
+        (408, "The page was not fetched in time."),
+        (409, "The crawl or batch has already ended."),
+        (429, "Every crawl slot is busy."),
+        (500, "The page could not be fetched."),
+    )
+}
