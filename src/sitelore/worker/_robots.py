@@ -39,6 +39,7 @@ def rules_to_json(rules: RobotsRules) -> str:
         {
             "rules": [[rule.pattern, rule.allow] for rule in rules.rules],
             "crawl_delay_ms": rules.crawl_delay_ms,
+            "requested_crawl_delay_ms": rules.requested_crawl_delay_ms,
             "sitemaps": list(rules.sitemaps),
             "disallow_all": rules.disallow_all,
             "state": str(rules.state),
@@ -54,6 +55,7 @@ def rules_from_json(text: str) -> RobotsRules:
     return RobotsRules(
         rules=tuple(RobotsRule.compile(str(p), allow=bool(a)) for p, a in data["rules"]),
         crawl_delay_ms=data["crawl_delay_ms"],
+        requested_crawl_delay_ms=data.get("requested_crawl_delay_ms", data["crawl_delay_ms"]),
         sitemaps=tuple(data["sitemaps"]),
         disallow_all=bool(data["disallow_all"]),
         state=RobotsState(data["state"]),
