@@ -40,6 +40,7 @@ from sitelore.ports import (
 )
 from sitelore.rebuild import Convert, ReconvertReport, export_jsonl, reconvert
 from sitelore.robots import allow_all_policy, create_robots_policy, product_token
+from sitelore.robots_loader import DEFAULT_TIMEOUT as ROBOTS_TIMEOUT
 from sitelore.robots_loader import make_robots_loader
 from sitelore.sitemap_loader import make_sitemap_loader
 from sitelore.snapshots import (
@@ -208,6 +209,7 @@ class Runtime:
                     make_robots_loader(
                         fetcher,
                         max_bytes=limits.max_robots_bytes,
+                        timeout=min(ROBOTS_TIMEOUT, limits.page_timeout_seconds),
                         user_agent=self.settings.user_agent,
                     )
                 )
@@ -302,6 +304,7 @@ class _NoArchive:
         headers: Mapping[str, str] | None = None,
         check_hop: HopCheck | None = None,
         timeout: float | None = None,
+        truncate: bool = False,
     ) -> Snapshot:
         """Raise the archive's error (the crawl is refused before any fetch anyway)."""
         raise self._error

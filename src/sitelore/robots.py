@@ -49,6 +49,7 @@ __all__ = [
     "product_token",
     "robots_origin",
     "unavailable_rules",
+    "unreachable_reason",
     "unreachable_rules",
 ]
 
@@ -323,6 +324,19 @@ def unreachable_rules(reason: str) -> RobotsRules:
     """Disallow-all rules for a server that failed to serve robots.txt (``reason``)."""
     return dataclasses.replace(
         DISALLOW_ALL, state=RobotsState.UNREACHABLE, source=f"unreachable ({reason})"
+    )
+
+
+def unreachable_reason(rules: RobotsRules) -> str:
+    """Why an unreachable robots.txt refuses a crawl's start URL, in words.
+
+    >>> unreachable_reason(unreachable_rules("503"))
+    'robots.txt could not be read (server error or no answer: 503), so nothing may be fetched'
+    """
+    detail = rules.source.removeprefix("unreachable (").removesuffix(")")
+    return (
+        f"robots.txt could not be read (server error or no answer: {detail}),"
+        " so nothing may be fetched"
     )
 
 

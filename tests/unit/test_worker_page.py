@@ -49,6 +49,7 @@ class Site:
         headers: Mapping[str, str] | None = None,
         check_hop: HopCheck | None = None,
         timeout: float | None = None,
+        truncate: bool = False,
     ) -> Snapshot:
         self.requested.append(url)
         page = self.pages[url]
