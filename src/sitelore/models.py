@@ -300,14 +300,17 @@ class SkipReason(enum.StrEnum):
     BLOCKED = "blocked"
     INVALID = "invalid"
     NOINDEX = "noindex"
+    #: The origin asked for a wait (Retry-After, Crawl-delay) the crawl cannot make.
+    THROTTLED = "throttled"
 
 
-#: The skip reasons ``crawl --json`` always reports, with 0 when none happened.
+#: The skip reasons ``crawl --json``, REST and MCP always report, with 0 when none happened.
 PINNED_SKIP_REASONS: tuple[SkipReason, ...] = (
     SkipReason.ROBOTS,
     SkipReason.FILTERED,
     SkipReason.DUPLICATE,
     SkipReason.DEPTH,
+    SkipReason.THROTTLED,
 )
 
 

@@ -311,7 +311,7 @@ class CrawlResult(_Wire):
             truncated=summary.truncated,
             truncated_reason=summary.truncated_reason,
             unfetched=summary.unfetched,
-            skipped=dict(summary.skipped),
+            skipped=summary.skipped_by_reason(),
             elapsed_ms=round(summary.elapsed_ms),
             applied=summary.options,
             clamped=clamped_fields(requested, summary.options),
