@@ -5,7 +5,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+import threading
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 
 from aiohttp import web
 from aiohttp.test_utils import TestServer
@@ -119,3 +120,29 @@ async def resetting(request: web.Request) -> web.StreamResponse:
     assert request.transport is not None
     request.transport.close()
     return response
+
+
+@contextlib.contextmanager
+def serve_in_thread(routes: Mapping[str, Handler], host: str = "127.0.0.1") -> Iterator[Site]:
+    """:func:`serve` on its own event loop in a thread, for code that runs its own loop."""
+    ready = threading.Event()
+    sites: list[Site] = []
+    stop: list[asyncio.Event] = []
+    loop = asyncio.new_event_loop()
+
+    async def run() -> None:
+        stop.append(asyncio.Event())
+        async with serve(routes, host) as site:
+            sites.append(site)
+            ready.set()
+            await stop[0].wait()
+
+    thread = threading.Thread(target=loop.run_until_complete, args=(run(),), daemon=True)
+    thread.start()
+    try:
+        assert ready.wait(10), "the loopback server did not start"
+        yield sites[0]
+    finally:
+        loop.call_soon_threadsafe(stop[0].set)
+        thread.join(10)
+        loop.close()

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from tests.fakes import FakeClock
+from tests.fakes import FakeClock, FakeResolver
 
 from sitelore.api import create_app
 from sitelore.bootstrap import Runtime
@@ -33,6 +33,7 @@ async def serve_api(
     *,
     limits: Limits | None = None,
     headers: dict[str, str] | None = None,
+    resolver: FakeResolver | None = None,
     **app_options: Any,
 ) -> AsyncIterator[Served]:
     """The API over a fresh SQLite store; 127.0.0.1 is allowed, the clock never sleeps."""
@@ -41,7 +42,7 @@ async def serve_api(
         allow_private=("127.0.0.1",),
         limits=limits or Limits(),
     )
-    async with Runtime(settings, clock=FakeClock()) as runtime:
+    async with Runtime(settings, clock=FakeClock(), resolver=resolver) as runtime:
         app = create_app(runtime, **app_options)
         async with (
             running_server(app, host="127.0.0.1", port=0) as served,
