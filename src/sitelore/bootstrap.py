@@ -18,7 +18,7 @@ from sitelore.clock import SystemClock
 from sitelore.config import Settings
 from sitelore.errors import ArchiveError, ConfigError, UsageError
 from sitelore.fetcher import HttpFetcher
-from sitelore.guard import AddressPolicy, check_url, parse_resolve_entry
+from sitelore.guard import AddressPolicy, check_url, parse_resolve_entry, resolve_problem
 from sitelore.models import (
     CaptureRef,
     CrawlOptions,
@@ -342,8 +342,3 @@ def _resolve_overrides(entries: tuple[str, ...]) -> dict[tuple[str, int], str]:
             raise ConfigError(f"settings: resolve {resolve_problem(exc)}") from exc
         overrides[(host, port)] = address
     return overrides
-
-
-def resolve_problem(exc: UsageError) -> str:
-    """What is wrong with a ``--resolve`` entry, without the flag's name: ``'x': why``."""
-    return str(exc).removeprefix("--resolve ")

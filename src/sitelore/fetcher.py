@@ -135,7 +135,7 @@ class _GuardedResolver(AbstractResolver):
     ) -> list[ResolveResult]:
         addresses = await self._lookup(host, port)
         for address in addresses:
-            reason = self._policy.refusal(address)
+            reason = self._policy.refusal(address, host=host)
             if reason is not None:
                 logger.info("refused %s: it resolves to %s (%s)", host, address, reason)
                 raise BlockedURLError(host, f"{host} resolves to {address}: {reason}", address)
