@@ -27,17 +27,20 @@ from collections import OrderedDict
 from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from sitelore.errors import BusyError, NotFoundError, SiteloreError
 from sitelore.models import CrawlOptions, CrawlSummary, Limits, PageOutcome
-from sitelore.spider import CrawlRun
+
+if TYPE_CHECKING:
+    from sitelore.spider import CrawlRun
 
 __all__ = ["CrawlSlots", "Job", "JobEvent", "JobManager", "JobStatus", "OpenCrawl"]
 
 log = logging.getLogger(__name__)
 
 #: Opens one crawl: ``Runtime.open_crawl`` (clamps the options and yields a CrawlRun).
-OpenCrawl = Callable[[str, CrawlOptions], AbstractAsyncContextManager[CrawlRun]]
+OpenCrawl = Callable[[str, CrawlOptions], AbstractAsyncContextManager["CrawlRun"]]
 
 
 class JobStatus(enum.StrEnum):

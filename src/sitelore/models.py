@@ -20,6 +20,7 @@ from sitelore.errors import ErrorKind, SiteloreError
 
 __all__ = [
     "CAPPED_OPTIONS",
+    "DEFAULT_DELAY",
     "PINNED_SKIP_REASONS",
     "CaptureRef",
     "ChangeKind",
@@ -507,6 +508,10 @@ class CrawlOptions(BaseModel):
             return self, ()
         applied = self.model_copy(update=changes)
         return applied, tuple(map(str, clamped_options(self, applied)))
+
+
+#: The spacing a crawl asks for when it names none (``CrawlOptions.delay``), in seconds.
+DEFAULT_DELAY: float = CrawlOptions.model_fields["delay"].default
 
 
 @dataclasses.dataclass(slots=True, kw_only=True)

@@ -20,6 +20,7 @@ from sitelore.errors import UsageError
 from sitelore.jobs import Job
 from sitelore.models import (
     CAPPED_OPTIONS,
+    DEFAULT_DELAY,
     CrawlOptions,
     CrawlSummary,
     Limits,
@@ -118,7 +119,6 @@ class CrawlJobRequest(SubmitRequest):
 _Request = TypeVar("_Request", bound=SubmitRequest)
 
 #: The delay a request gets when neither it nor the operator says otherwise (seconds).
-DEFAULT_DELAY: float = CrawlOptions.model_fields["delay"].default
 
 
 class RemoteOptionError(UsageError):
