@@ -17,7 +17,7 @@ import json
 import logging
 import os
 import sys
-from collections.abc import Coroutine, Iterator, Sequence
+from collections.abc import Callable, Coroutine, Iterator, Sequence
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
@@ -26,7 +26,7 @@ from pydantic import ValidationError
 from rich.console import Console
 
 from sitelore.config import Settings, load_settings
-from sitelore.errors import ConfigError, UsageError
+from sitelore.errors import ConfigError, SiteloreError, UsageError
 from sitelore.guard import parse_allow_entry, parse_resolve_entry, resolve_problem
 from sitelore.models import CrawlOptions, SearchHit
 
@@ -210,16 +210,10 @@ def load_cli_settings(
             raise ConfigError(f"{source}: resolve {resolve_problem(exc)}") from exc
     for entry in resolve or ():
         parse_resolve_entry(entry)  # UsageError naming --resolve and the entry
-    for entry in base.allow_private:
-        try:
-            parse_allow_entry(entry)
-        except ValueError as exc:
-            raise ConfigError(f"{source}: allow_private: {exc}") from exc
-    for entry in allow_private or ():
-        try:
-            parse_allow_entry(entry)
-        except ValueError as exc:
-            raise UsageError(f"--allow-private: {exc}") from exc
+    _check_allow_entries(
+        base.allow_private, lambda why: ConfigError(f"{source}: allow_private: {why}")
+    )
+    _check_allow_entries(allow_private or (), lambda why: UsageError(f"--allow-private: {why}"))
     overrides: dict[str, Any] = {"store": db, "user_agent": user_agent}
     if allow_private:
         overrides["allow_private"] = (*base.allow_private, *allow_private)
@@ -228,6 +222,15 @@ def load_cli_settings(
     return load_settings(
         text, source=source, environ=os.environ, overrides=overrides, flags=_FLAG_OF_SETTING
     )
+
+
+def _check_allow_entries(entries: Sequence[str], error: Callable[[str], SiteloreError]) -> None:
+    """Raise ``error(why)`` for the first entry that is no address, CIDR or host name."""
+    for entry in entries:
+        try:
+            parse_allow_entry(entry)
+        except ValueError as exc:
+            raise error(str(exc)) from exc
 
 
 def crawl_options(**values: Any) -> CrawlOptions:

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 from tests.fakes import FakeClock, FakeResolver
 from tests.loopback import (
+    Handler,
     html,
     links,
     oversized_robots,
@@ -107,42 +109,38 @@ class TestRefusedAddresses:
         assert any(EVIL in warning for warning in summary.warnings)
 
 
+@pytest.fixture(name="unreachable_robots", params=["slow", "reset"])
+async def _unreachable_robots(request: pytest.FixtureRequest) -> AsyncIterator[Handler]:
+    """A robots.txt that times out (stalls past 0.3 s) or is cut by a connection reset."""
+    release = asyncio.Event()
+    yield stalling(release) if request.param == "slow" else resetting
+    release.set()
+
+
 class TestUnreachableRobots:
-    @pytest.mark.parametrize("kind", ["slow", "reset"])
     async def test_start_origin_fails_the_crawl_naming_the_opt_out(
-        self, kind: str, tmp_path: Path
+        self, unreachable_robots: Handler, tmp_path: Path
     ) -> None:
         """Timeout or reset on the start origin's robots.txt: refused like a 5xx."""
-        release = asyncio.Event()
-        robots = stalling(release) if kind == "slow" else resetting
-        routes = {"/robots.txt": robots, "/": html("<h1>never</h1>")}
+        routes = {"/robots.txt": unreachable_robots, "/": html("<h1>never</h1>")}
         async with serve(routes) as site:
-            try:
-                with pytest.raises(RobotsRefusedError) as info:
-                    await crawl(tmp_path, site.origin + "/", page_timeout_seconds=0.3)
-            finally:
-                release.set()
+            with pytest.raises(RobotsRefusedError) as info:
+                await crawl(tmp_path, site.origin + "/", page_timeout_seconds=0.3)
         # Tried again (the loader once, the fetcher on network errors too), never the page.
         assert set(site.paths) == {"/robots.txt"}
         assert len(site.paths) >= 2
         assert "--no-robots" in str(info.value)
         assert "robots.txt could not be read" in str(info.value)
 
-    @pytest.mark.parametrize("kind", ["slow", "reset"])
     async def test_other_origin_is_disallowed_and_the_crawl_goes_on(
-        self, kind: str, tmp_path: Path
+        self, unreachable_robots: Handler, tmp_path: Path
     ) -> None:
-        release = asyncio.Event()
-        robots = stalling(release) if kind == "slow" else resetting
-        other_routes = {"/robots.txt": robots, "/page": html("never")}
+        other_routes = {"/robots.txt": unreachable_robots, "/page": html("never")}
         async with serve(other_routes, "127.0.0.2") as other:
             routes = {"/robots.txt": ALLOW_ALL, "/": links(other.origin + "/page", "/ok")}
             routes["/ok"] = html("fine")
             async with serve(routes) as site:
-                try:
-                    summary = await crawl(tmp_path, site.origin + "/", page_timeout_seconds=0.3)
-                finally:
-                    release.set()
+                summary = await crawl(tmp_path, site.origin + "/", page_timeout_seconds=0.3)
         assert "/page" not in other.paths
         assert outcome_paths(summary, site.origin) == {"/", "/ok"}
         assert summary.skipped["robots"] == 1
