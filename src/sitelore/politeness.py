@@ -28,7 +28,13 @@ import email.utils
 import math
 from datetime import UTC, datetime
 
-__all__ = ["Politeness", "clamp_to_deadline", "parse_retry_after"]
+__all__ = [
+    "Politeness",
+    "clamp_to_deadline",
+    "crawl_delay_refusal",
+    "parse_retry_after",
+    "retry_after_refusal",
+]
 
 
 class Politeness:
@@ -91,7 +97,7 @@ class Politeness:
             self._unpaceable.discard(origin)
             return
         seconds = _non_negative(ms / 1000)
-        if seconds > self._max_crawl_delay:
+        if crawl_delay_refusal(ms, cap=self._max_crawl_delay) is not None:
             self._unpaceable.add(origin)
         self._crawl_delays[origin] = min(seconds, self._max_crawl_delay)
 
@@ -117,7 +123,7 @@ class Politeness:
     def record_request(self, origin: str, now: float) -> None:
         """Record that a request to ``origin`` starts at ``now``."""
         if origin in self._unpaceable and origin not in self._throttled:
-            self._throttled[origin] = "Crawl-delay over the crawl's cap"
+            self._throttled[origin] = _CRAWL_DELAY_OVER_CAP
         self._push(origin, now + self.spacing(origin))
 
     def reserve(self, origin: str, now: float) -> float:
@@ -144,10 +150,9 @@ class Politeness:
         """
         if seconds is None or math.isnan(seconds) or seconds <= 0:
             return True
-        if seconds > self._max_retry_after or now + seconds >= self._deadline:
-            self._throttled.setdefault(
-                origin, f"Retry-After {seconds:.0f}s is longer than the crawl may wait"
-            )
+        refusal = retry_after_refusal(seconds, left=self._deadline - now, cap=self._max_retry_after)
+        if refusal is not None:
+            self._throttled.setdefault(origin, refusal)
             return False
         self._push(origin, now + seconds)
         return True
@@ -172,6 +177,32 @@ def clamp_to_deadline(wait: float, now: float, deadline: float) -> float | None:
     if now + wait >= deadline:
         return None
     return wait
+
+
+_CRAWL_DELAY_OVER_CAP = "Crawl-delay over the crawl's cap"
+
+
+def retry_after_refusal(seconds: float | None, *, left: float, cap: float) -> str | None:
+    """Why a wait of ``seconds`` cannot be honoured, or None when it can.
+
+    It cannot when it is longer than ``cap`` or reaches the crawl's end (``left``
+    seconds away): the origin is then throttled rather than asked again sooner.
+
+    >>> retry_after_refusal(30.0, left=600.0, cap=60.0) is None
+    True
+    >>> retry_after_refusal(86400.0, left=600.0, cap=60.0)
+    'Retry-After 86400s is longer than the crawl may wait'
+    """
+    if seconds is None or math.isnan(seconds) or seconds <= 0:
+        return None
+    if seconds > cap or seconds >= left:
+        return f"Retry-After {seconds:.0f}s is longer than the crawl may wait"
+    return None
+
+
+def crawl_delay_refusal(ms: int | None, *, cap: float) -> str | None:
+    """Why a Crawl-delay of ``ms`` (as the site asked) cannot be kept under ``cap`` seconds."""
+    return _CRAWL_DELAY_OVER_CAP if ms is not None and ms / 1000 > cap else None
 
 
 def _non_negative(value: float) -> float:
