@@ -12,7 +12,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -48,8 +48,6 @@ from sitelore.cli_output import (
 )
 from sitelore.cli_scale import FrontierOpt, enqueue_command
 from sitelore.config import Settings
-from sitelore.convert import LINK_STYLES, LinkStyle, restyle_links
-from sitelore.demo_site import bundled_site_path, serve_site
 from sitelore.errors import (
     EXIT_CONFIG,
     EXIT_INTERNAL,
@@ -60,8 +58,11 @@ from sitelore.errors import (
     UsageError,
     first_sitelore_error,
 )
+from sitelore.linkstyle import LINK_STYLES, LinkStyle, restyle_links
 from sitelore.models import CrawlOptions, CrawlSummary
-from sitelore.spider import CrawlRun
+
+if TYPE_CHECKING:
+    from sitelore.spider import CrawlRun
 
 __all__ = ["app", "main"]
 
@@ -382,6 +383,8 @@ def demo(
     debug: DebugOpt = False,
 ) -> None:
     """Serve the bundled example docs site on loopback, crawl it, show and search the result."""
+    from sitelore.demo_site import bundled_site_path, serve_site  # aiohttp: the demo only
+
     root = site or bundled_site_path()
     if not root.is_dir():
         raise UsageError(f"{root}: example site folder not found")

@@ -19,7 +19,7 @@ import socket
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from types import ModuleType
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from pydantic import ValidationError
@@ -47,8 +47,10 @@ from sitelore.cli_common import (
 from sitelore.config import Settings
 from sitelore.errors import ConfigError, UsageError
 from sitelore.host_guard import HostPolicy
-from sitelore.models import Limits
-from sitelore.wire import DEFAULT_DELAY, RemotePolicy
+from sitelore.models import DEFAULT_DELAY, Limits
+
+if TYPE_CHECKING:
+    from sitelore.wire import RemotePolicy
 
 __all__ = ["RunningServer", "register", "running_server"]
 
@@ -152,6 +154,8 @@ AllowRenderOpt = Annotated[
 
 def _remote(delay: float, allow_render: bool) -> RemotePolicy:
     """The operator's rules for remote requests; rendering needs the render extra."""
+    from sitelore.wire import RemotePolicy
+
     if allow_render:
         _need("playwright", "render")
     return RemotePolicy(delay=delay, allow_render=allow_render)

@@ -29,17 +29,20 @@ from collections import OrderedDict
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from sitelore.errors import BusyError, NotFoundError, SiteloreError
 from sitelore.models import CrawlOptions, CrawlSummary, Limits, PageOutcome
-from sitelore.spider import CrawlRun
+
+if TYPE_CHECKING:
+    from sitelore.spider import CrawlRun
 
 __all__ = ["CrawlSlots", "Job", "JobEvent", "JobManager", "JobStatus", "OnChange", "OpenCrawl"]
 
 log = logging.getLogger(__name__)
 
 #: Opens one crawl: ``Runtime.open_crawl`` (clamps the options and yields a CrawlRun).
-OpenCrawl = Callable[[str, CrawlOptions], AbstractAsyncContextManager[CrawlRun]]
+OpenCrawl = Callable[[str, CrawlOptions], AbstractAsyncContextManager["CrawlRun"]]
 #: Told when a job starts and when it ends (to keep a record of it); must not raise.
 OnChange = Callable[["Job"], Awaitable[None]]
 

@@ -21,6 +21,7 @@ from sitelore.errors import ErrorKind, SiteloreError
 
 __all__ = [
     "CAPPED_OPTIONS",
+    "DEFAULT_DELAY",
     "PINNED_SKIP_REASONS",
     "CaptureRef",
     "ChangeKind",
@@ -302,14 +303,17 @@ class SkipReason(enum.StrEnum):
     BLOCKED = "blocked"
     INVALID = "invalid"
     NOINDEX = "noindex"
+    #: The origin asked for a wait (Retry-After, Crawl-delay) the crawl cannot make.
+    THROTTLED = "throttled"
 
 
-#: The skip reasons ``crawl --json`` always reports, with 0 when none happened.
+#: The skip reasons ``crawl --json``, REST and MCP always report, with 0 when none happened.
 PINNED_SKIP_REASONS: tuple[SkipReason, ...] = (
     SkipReason.ROBOTS,
     SkipReason.FILTERED,
     SkipReason.DUPLICATE,
     SkipReason.DEPTH,
+    SkipReason.THROTTLED,
 )
 
 
@@ -511,6 +515,10 @@ class CrawlOptions(BaseModel):
             return self, ()
         applied = self.model_copy(update=changes)
         return applied, tuple(map(str, clamped_options(self, applied)))
+
+
+#: The spacing a crawl asks for when it names none (``CrawlOptions.delay``), in seconds.
+DEFAULT_DELAY: float = CrawlOptions.model_fields["delay"].default
 
 
 @dataclasses.dataclass(slots=True, kw_only=True)

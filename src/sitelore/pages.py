@@ -123,13 +123,19 @@ class _KeepingFetcher:
         headers: Mapping[str, str] | None = None,
         check_hop: HopCheck | None = None,
         timeout: float | None = None,
+        truncate: bool = False,
     ) -> Snapshot:
         """Fetch through the real fetcher with the caller's headers; keep page bodies."""
         if self._keeper.on_fetch is not None:
             self._keeper.on_fetch(url)
         sent = {**self._keeper.headers, **(headers or {})}
         snapshot = await self._inner.fetch(
-            url, max_bytes=max_bytes, headers=sent or None, check_hop=check_hop, timeout=timeout
+            url,
+            max_bytes=max_bytes,
+            headers=sent or None,
+            check_hop=check_hop,
+            timeout=timeout,
+            truncate=truncate,
         )
         if snapshot.content_type in _KEPT_TYPES or url.endswith(_ROBOTS_PATH):
             self._keeper.bodies[url] = snapshot

@@ -81,7 +81,9 @@ class Fetcher(Protocol):
     not an exception). It raises a ``FetchError`` subclass (timeout, too large, too many
     redirects, network) or ``BlockedURLError`` / ``InvalidURLError`` only when no final
     response could be had. ``check_hop`` is awaited before each redirect target is
-    requested (a crawl re-checks robots.txt and scope there).
+    requested (a crawl re-checks robots.txt and scope there). With ``truncate`` a body
+    over ``max_bytes`` is cut there and returned instead of raising (robots.txt is
+    parsed up to its cap).
     """
 
     async def fetch(
@@ -92,6 +94,7 @@ class Fetcher(Protocol):
         headers: Mapping[str, str] | None = None,
         check_hop: HopCheck | None = None,
         timeout: float | None = None,
+        truncate: bool = False,
     ) -> Snapshot:
         """Fetch ``url`` through the guard, following redirects by hand."""
         ...

@@ -20,6 +20,7 @@ from sitelore.errors import UsageError
 from sitelore.jobs import Job
 from sitelore.models import (
     CAPPED_OPTIONS,
+    DEFAULT_DELAY,
     CrawlOptions,
     CrawlSummary,
     JobRecord,
@@ -163,7 +164,6 @@ class CrawlJobRequest(SubmitRequest):
 _Request = TypeVar("_Request", bound=SubmitRequest)
 
 #: The delay a request gets when neither it nor the operator says otherwise (seconds).
-DEFAULT_DELAY: float = CrawlOptions.model_fields["delay"].default
 
 
 class RemoteOptionError(UsageError):
@@ -362,7 +362,7 @@ class CrawlResult(_Wire):
             truncated=summary.truncated,
             truncated_reason=summary.truncated_reason,
             unfetched=summary.unfetched,
-            skipped=dict(summary.skipped),
+            skipped=summary.skipped_by_reason(),
             elapsed_ms=round(summary.elapsed_ms),
             applied=summary.options,
             clamped=clamped_fields(requested, summary.options),

@@ -13,7 +13,7 @@ from typing import Any
 import httpx
 from aiohttp import web
 from fastapi import FastAPI
-from tests.fakes import FakeClock
+from tests.fakes import FakeClock, FakeResolver
 
 from sitelore.api import create_app
 from sitelore.bootstrap import Runtime
@@ -40,6 +40,7 @@ async def serve_api(
     limits: Limits | None = None,
     headers: dict[str, str] | None = None,
     host: str = "127.0.0.1",
+    resolver: FakeResolver | None = None,
     **app_options: Any,
 ) -> AsyncIterator[Served]:
     """The API on ``host`` over a fresh SQLite store; 127.0.0.1 is allowed, the clock
@@ -49,7 +50,7 @@ async def serve_api(
         allow_private=("127.0.0.1",),
         limits=limits or Limits(),
     )
-    async with Runtime(settings, clock=FakeClock()) as runtime:
+    async with Runtime(settings, clock=FakeClock(), resolver=resolver) as runtime:
         app = create_app(runtime, **{"hosts": HostPolicy(host), **app_options})
         async with (
             running_server(app, host=host, port=0) as served,

@@ -28,6 +28,7 @@ class _Recording:
         headers: Mapping[str, str] | None = None,
         check_hop: HopCheck | None = None,
         timeout: float | None = None,
+        truncate: bool = False,
     ) -> Snapshot:
         self.sent.append((url, dict(headers or {})))
         kind = "text/xml" if url.endswith(".xml") else "text/html; charset=utf-8"

@@ -22,7 +22,6 @@ from selectolax.lexbor import LexborHTMLParser, LexborNode
 from sitelore.convert._charset import decode_body
 from sitelore.convert._content import clean_content, find_content, text_length
 from sitelore.convert._fallback import extract_article_html, extract_main_html
-from sitelore.convert._linkstyle import LINK_STYLES, LinkStyle, restyle_links
 from sitelore.convert._markdown import content_to_markdown
 from sitelore.convert._meta import read_meta
 from sitelore.convert._pdf import pdf_to_document
@@ -31,6 +30,7 @@ from sitelore.convert._title import choose_title
 from sitelore.convert._views import PageView, check_selectors, html_view
 from sitelore.errors import UnsupportedContentTypeError
 from sitelore.links import LinkCache, resolve_links
+from sitelore.linkstyle import LINK_STYLES, LinkStyle, restyle_links
 from sitelore.models import Document
 
 __all__ = [
