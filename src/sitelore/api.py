@@ -49,6 +49,7 @@ from sitelore.errors import (
 )
 from sitelore.jobs import CrawlSlots, Job, JobManager
 from sitelore.models import CrawlOptions, Limits
+from sitelore.web import mount_ui
 from sitelore.wire import (
     CrawlJobRequest,
     CrawlResult,
@@ -268,6 +269,7 @@ def create_app(
     _add_error_handlers(app)
     _add_document_routes(app, runtime, jobs, remote)
     _add_job_routes(app, runtime, jobs, remote)
+    mount_ui(app, runtime, jobs, remote, api_key=api_key)  # the web UI at /
     return app
 
 
