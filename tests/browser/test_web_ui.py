@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 from axe_playwright_python.sync_playwright import Axe
-from playwright.sync_api import Dialog, Page, expect
+from playwright.sync_api import Browser, Dialog, Page, expect
 
 from tests.browser.conftest import WIDTHS
-from tests.browser.ui_support import INJECTED_TITLE, UIServer
+from tests.browser.ui_support import API_KEY, INJECTED_TITLE, UIServer, ui_server
 
 pytestmark = pytest.mark.slow
 _CRAWL_TIMEOUT_MS = 60_000
@@ -146,3 +146,52 @@ def test_hostile_pages_render_inert(page: Page, ui: UIServer, shots: Path) -> No
     page.wait_for_load_state("networkidle")
     assert dialogs == []
     assert ui.hits == [], f"the UI made the browser request {ui.hits}"
+
+
+def test_reading_and_searching_work_without_javascript(
+    browser: Browser, ui: UIServer, shots: Path
+) -> None:
+    """With scripts off, the search form and the document pages still work."""
+    context = browser.new_context(java_script_enabled=False)
+    try:
+        page = context.new_page()
+        page.goto(ui.url + "/")
+        page.get_by_label("Search the stored documents").fill("hostile")
+        page.get_by_role("button", name="Search").click()
+        expect(page).to_have_url(re.compile(r"\?q=hostile$"))
+        page.locator(".result-link").first.click()
+        expect(page.locator("#sec-top")).to_be_visible()
+        page.get_by_role("link", name="Provenance").click()
+        expect(page.get_by_text("Content hash")).to_be_visible()
+    finally:
+        context.close()
+
+
+def test_a_key_protected_server_asks_for_the_key_once(
+    browser: Browser, tmp_path: Path, shots: Path
+) -> None:
+    """The login form keeps the key's proof in an HttpOnly, SameSite=Strict cookie."""
+    with ui_server(tmp_path / "key.db", api_key=API_KEY) as served:
+        context = browser.new_context()
+        try:
+            page = context.new_page()
+            page.goto(f"{served.url}/documents")
+            expect(page).to_have_url(re.compile(r"/login\?next=/documents$"))
+            look(page, shots, "login")
+            page.get_by_label("API key").fill("not the key at all")
+            page.get_by_role("button", name="Log in").click()
+            expect(page.get_by_role("alert")).to_have_text("That is not this server's API key.")
+            page.get_by_label("API key").fill(API_KEY)
+            page.get_by_role("button", name="Log in").click()
+            expect(page).to_have_url(f"{served.url}/documents")
+            session = {c["name"]: c for c in context.cookies()}["sitelore_session"]
+            assert session.get("httpOnly") is True
+            assert session.get("sameSite") == "Strict"
+            assert API_KEY not in session.get("value", "")
+            page.goto(f"{served.url}/sources")
+            expect(page.get_by_role("heading", name="Sources")).to_be_visible()
+            page.get_by_role("button", name="Log out").click()
+            page.goto(f"{served.url}/sources")
+            expect(page).to_have_url(re.compile(r"/login"))
+        finally:
+            context.close()
