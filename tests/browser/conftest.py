@@ -27,6 +27,17 @@ _ARGS = [
 ]
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Run the browser tests last.
+
+    pytest-playwright's sync API keeps its own event loop running in the main thread
+    from the first browser test to the end of the session; asyncio tests after that
+    could not start theirs.
+    """
+    here = Path(__file__).parent
+    items.sort(key=lambda item: here in item.path.parents)
+
+
 @pytest.fixture(scope="session")
 def browser_type_launch_args() -> dict[str, Any]:
     """Launch the system Chromium (never a downloaded browser); skip without one."""
