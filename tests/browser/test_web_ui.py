@@ -76,6 +76,7 @@ def test_crawl_search_read_delete(page: Page, ui: UIServer, shots: Path) -> None
 
     page.get_by_role("link", name="Markdown").click()
     expect(page.locator("pre.raw")).to_be_visible()
+    look(page, shots, "markdown")
     page.get_by_role("link", name="Provenance").click()
     expect(page.get_by_text("Content hash")).to_be_visible()
     expect(page.locator("code.hash")).to_have_text(re.compile(r"^[0-9a-f]{16,}$"))
