@@ -22,7 +22,7 @@ from sitelore.web.crawls import crawl_routes
 from sitelore.web.documents import document_routes
 from sitelore.web.gate import SESSION_COOKIE, UIGate, cookie_header, session_value
 from sitelore.web.sources import source_routes
-from sitelore.web.views import Pages, read_form, redirect
+from sitelore.web.views import CsrfError, Pages, read_form, redirect
 from sitelore.wire import RemotePolicy
 
 __all__ = ["mount_ui"]
@@ -47,6 +47,12 @@ def mount_ui(
     app.include_router(source_routes(runtime, jobs, pages))
     app.include_router(_login_routes(pages, api_key))
     app.add_middleware(UIGate, api_key=api_key)
+
+    async def on_csrf(request: Request, exc: Exception) -> Response:
+        context = {"heading": "Form refused", "message": str(exc)}
+        return pages.render(request, "error.html", context, status=403)
+
+    app.add_exception_handler(CsrfError, on_csrf)
 
 
 def _safe_next(target: str) -> str:

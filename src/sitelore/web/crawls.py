@@ -3,8 +3,10 @@
 The form has the REST body's fields (:class:`~sitelore.wire.CrawlJobRequest`), each
 with its default and this server's cap beside it; a submitted form goes through the
 same operator rules (:class:`~sitelore.wire.RemotePolicy`) and job manager as
-``POST /api/v1/crawls``. Progress streams from the job's own events as server-sent
-events; without JavaScript the page shows the state as of its last load.
+``POST /api/v1/crawls``. Progress streams from the same job events as
+``/api/v1/crawls/{id}/events``, at a UI path (``/crawls/{id}/progress``) because an
+EventSource cannot send the API's bearer key; the page's login cookie stands for it
+there. Without JavaScript the page shows the state as of its last load.
 """
 
 from __future__ import annotations

@@ -16,12 +16,15 @@ from urllib.parse import parse_qs, urlsplit
 import jinja2
 from fastapi import Request
 from fastapi.responses import HTMLResponse, RedirectResponse
-from starlette.exceptions import HTTPException
 
 from sitelore import __version__
 from sitelore.web.gate import CSRF_SCOPE_KEY, csrf_ok
 
-__all__ = ["Pages", "host_of", "read_form", "redirect", "when"]
+__all__ = ["CsrfError", "Pages", "host_of", "read_form", "redirect", "when"]
+
+
+class CsrfError(Exception):
+    """A form came without the visitor's CSRF token (answered 403 with a page)."""
 
 
 def when(value: datetime | None) -> str:
@@ -67,12 +70,12 @@ async def read_form(request: Request) -> dict[str, str]:
     """A posted form's fields (first value of each), after checking its CSRF token.
 
     Raises:
-        HTTPException: 403 when the token is missing or does not match the cookie.
+        CsrfError: the token is missing or does not match the cookie.
     """
     body = (await request.body()).decode("utf-8", errors="replace")
     fields = {key: values[0] for key, values in parse_qs(body, keep_blank_values=True).items()}
     if not csrf_ok(request.scope, fields.get("csrf")):
-        raise HTTPException(403, "the form's CSRF token is missing or stale: reload the page")
+        raise CsrfError("the form's security token is missing or stale: reload the page")
     return fields
 
 
