@@ -24,6 +24,9 @@ $(VENV)/.installed-bench: $(VENV)/.installed-dev
 demo: $(VENV)/.installed
 	rm -rf .demo && mkdir -p .demo
 	$(BIN)/sitelore demo --db .demo/sitelore.db
+	@echo
+	@echo "Browse the demo store in the web UI: make serve   (or: sitelore serve --db .demo/sitelore.db"
+	@echo "with the api extra), then open http://127.0.0.1:8000/"
 
 ## test: lint, types, import contracts and the whole suite
 test: lint types unit
@@ -64,7 +67,7 @@ bench-scale: $(VENV)/.installed-bench
 schema: $(VENV)/.installed-dev
 	$(BIN)/python scripts/gen_config_schema.py
 
-## serve: the REST API on http://127.0.0.1:8000 over the demo store
+## serve: the web UI (http://127.0.0.1:8000/) and REST API (/api/v1) over the demo store
 serve: $(VENV)/.installed-dev
 	$(BIN)/sitelore serve --db .demo/sitelore.db
 

@@ -58,6 +58,7 @@ from sitelore.host_guard import HostGuard, HostPolicy
 from sitelore.jobs import CrawlSlots, Job, JobManager
 from sitelore.models import CrawlOptions, CrawlSummary, Limits
 from sitelore.ports import JobRecords
+from sitelore.web import mount_ui
 from sitelore.wire import (
     MAX_OFFSET,
     CrawlJobRequest,
@@ -316,6 +317,8 @@ def create_app(
             allow_methods=["GET", "POST", "DELETE"],
             allow_headers=["authorization", "content-type", "last-event-id"],
         )
+    # The web UI's gate hands its login cookie on as the bearer key: outside RequestGuard.
+    mount_ui(app, runtime, jobs, remote, api_key=api_key)  # the web UI at /
     app.add_middleware(HostGuard, policy=hosts)  # outermost: before auth, CORS and routes
     _add_error_handlers(app)
     _add_document_routes(app, runtime, jobs, remote)

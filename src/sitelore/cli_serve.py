@@ -328,7 +328,7 @@ def serve(
     config: ConfigOpt = None,
     debug: DebugOpt = False,
 ) -> None:
-    """Serve the REST API (/api/v1, /openapi.json) on HOST:PORT until interrupted."""
+    """Serve the REST API (/api/v1, /openapi.json) and the web UI (/) on HOST:PORT."""
     check_bind(host, api_key)
     remote = _remote(delay, allow_render)
     settings = _settings(
@@ -364,6 +364,7 @@ def serve(
                 on_stop=api.stopper(app),
             ) as served:
                 err_console.print(f"sitelore API on {served.url}  (description: /openapi.json)")
+                err_console.print(f"web UI on {served.url}/")
                 await served.wait()
 
     run_async(go())
