@@ -82,7 +82,7 @@ _ALWAYS_DROP = (
     "a.headerlink, a.srclink, a.test-arrow, .rightside, .out-of-band, summary.hideme, "
     "a.anchor, .notable-traits, div.tooltip, "
     "div.navheader, div.navfooter, .copy-button, .clipboard-button, .linenodiv, "
-    "td.linenos, .lineno"
+    "td.linenos, .lineno, td.listing_lines, td.rouge-gutter"
 )
 
 #: Elements whose class or id names them as chrome; confirmed by ``_CHROME_NAME``.

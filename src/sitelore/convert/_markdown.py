@@ -20,7 +20,7 @@ from html_to_markdown import ConversionOptions, PreprocessingOptions, convert
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 from sitelore.convert._codetables import fill_slots, slot_code_tables
-from sitelore.convert._structure import prepare_structure
+from sitelore.convert._structure import prepare_structure, unwrap_layout_tables
 from sitelore.links import link_resolver
 
 __all__ = ["content_to_markdown"]
@@ -315,6 +315,7 @@ def content_to_markdown(tree: LexborHTMLParser, content: LexborNode, base_url: s
     _prepare_code(tree, content)
     prepare_structure(tree, content)
     _prepare_admonitions(tree, content)
+    unwrap_layout_tables(tree, content)
     _separate_quotes(tree, content)
     _escape_text(content)
     _prepare_links(content, resolve)

@@ -9,7 +9,10 @@ Run on the cleaned content before it is written as Markdown, in place:
 - API definition lists (Sphinx ``dl.py``/``dt.sig``, CMake, reST domains) become
   nested lists whose items start with the signature as inline code, then the body;
   DocBook tables of contents (``dl.toc``) become nested lists of links;
-- lists used for layout (Javadoc's ``ul > li > section``) are unwrapped;
+- lists used for layout (Javadoc's ``ul > li > section``) are unwrapped, and so
+  are tables used for layout: one row of cells holding blocks (Sphinx's index
+  columns, gtk-doc's title block and code listings), which html-to-markdown would
+  squash into one table row or write as lists nested one space deep;
 - footnotes (docutils ``aside.footnote``, ``dl.footnote``) become GFM footnotes:
   references ``[^1]`` and definitions ``[^1]: text``.
 """
@@ -18,7 +21,7 @@ from __future__ import annotations
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
-__all__ = ["prepare_structure"]
+__all__ = ["prepare_structure", "unwrap_layout_tables"]
 
 _HEADINGS = "h1, h2, h3, h4, h5, h6"
 _SECTIONING = frozenset({"section", "h1", "h2", "h3", "h4", "h5", "h6"})
@@ -27,6 +30,8 @@ _API_DL_CLASSES = frozenset(
     {"py", "c", "cpp", "js", "rst", "std", "cmake", "function", "class", "method",
      "classmethod", "staticmethod", "attribute", "data", "exception", "describe", "object"}
 )  # fmt: skip
+#: Elements whose presence in a cell makes a one-row table a layout table.
+_BLOCKS = "p, ul, ol, dl, pre, div, table, blockquote, h1, h2, h3, h4, h5, h6"
 _FOOTNOTE_REFS = "a.footnote-reference"
 _FOOTNOTES = "aside.footnote, dl.footnote > dt, div.footnote"
 
@@ -185,6 +190,44 @@ def _unwrap_layout_lists(content: LexborNode) -> None:
             for item in items:
                 item.unwrap()
             listing.unwrap()
+
+
+def _own_rows(table: LexborNode) -> list[LexborNode]:
+    """The rows of ``table`` itself, not those of tables nested in its cells."""
+    rows: list[LexborNode] = []
+    for child in table.iter():
+        if child.tag == "tr":
+            rows.append(child)
+        elif child.tag in ("thead", "tbody", "tfoot"):
+            rows.extend(row for row in child.iter() if row.tag == "tr")
+    return rows
+
+
+def _is_layout_table(table: LexborNode) -> bool:
+    """One row, no header cells, and every cell empty or holding a block."""
+    rows = _own_rows(table)
+    if len(rows) != 1:
+        return False
+    cells = [cell for cell in rows[0].iter() if cell.is_element_node]
+    if not cells or any(cell.tag != "td" for cell in cells):
+        return False
+    return all(
+        cell.css_first(_BLOCKS) is not None or not cell.text(deep=True).strip() for cell in cells
+    )
+
+
+def unwrap_layout_tables(tree: LexborHTMLParser, content: LexborNode) -> None:
+    """Replace each layout table by its cells' content, one ``div`` per cell, in order."""
+    # Innermost first: an outer table then moves already unwrapped inner ones.
+    for table in reversed(content.css("table")):
+        if table.parent is None or not _is_layout_table(table):
+            continue
+        for cell in _own_rows(table)[0].iter():
+            block = tree.create_node("div")
+            for part in list(cell.iter(include_text=True)):
+                block.insert_child(part, move=True)
+            table.insert_before(block, move=True)
+        table.decompose()
 
 
 def prepare_structure(tree: LexborHTMLParser, content: LexborNode) -> None:

@@ -1,0 +1,64 @@
+"""Classes of converter defects found reading real pages, one small real excerpt each.
+
+Each case names a fixture under tests/fixtures/fidelity (licences in LICENSES.md
+there), the URL it is converted from, patterns its Markdown must match and
+patterns it must not (multi-line regular expressions). Every case failed before
+the converter change that fixed its class.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from sitelore.convert import to_document
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "fidelity"
+PY = "https://docs.python.org/3.11/"
+PG = "https://www.postgresql.org/docs/15/"
+GLIB = "https://docs.gtk.org/glib/"
+
+#: (fixture, page URL, patterns that must match, patterns that must not)
+CASES: dict[str, tuple[str, str, list[str], list[str]]] = {
+    # Layout tables: a one-row table of columns holding lists (Sphinx's index) was
+    # written by html-to-markdown with one-space nesting, which CommonMark reads as
+    # siblings, and with items run together.
+    "index-columns-keep-nested-lists": (
+        "sphinx-python-genindex.html",
+        f"{PY}genindex-J.html",
+        [
+            rf"^- j\n  - \[in numeric literal\]\({PY}reference/lexical_analysis\.html#index-30\)$",
+            rf"^- json\.tool\n  - \[module\]\({PY}library/json\.html#module-json\.tool\)$",
+        ],
+        [r"^ - ", r"\) - json\.tool"],
+    ),
+    # Layout tables: gtk-doc's title block (h2 and purpose in a one-row table)
+    # became a table cell, and the heading with it.
+    "title-table-keeps-its-heading": (
+        "gtkdoc-glib-arrays.html",
+        f"{GLIB}glib-Arrays.html",
+        [r"^## Arrays\n\nArrays — arrays of arbitrary elements which grow"],
+        [r"\| Arrays<br>"],
+    ),
+    # Line-number gutters: gtk-doc writes them as a <pre> in a table cell beside the
+    # code, which kept the numbers as a code block and the code in an HTML table.
+    "line-number-gutter-dropped": (
+        "gtkdoc-glib-arrays.html",
+        f"{GLIB}glib-Arrays.html",
+        [r"^```\nGArray \*garray;\ngint i;\n// We create a new array to store gint values\.$"],
+        [r"^```\n1\n2\n3", r"<table>", r"<td>"],
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_excerpt(case: str) -> None:
+    fixture, url, present, absent = CASES[case]
+    body = (FIXTURES / fixture).read_bytes()
+    markdown = to_document(body, "text/html; charset=utf-8", url).markdown
+    for pattern in present:
+        assert re.search(pattern, markdown, re.MULTILINE), pattern
+    for pattern in absent:
+        assert not re.search(pattern, markdown, re.MULTILINE), pattern
