@@ -50,6 +50,14 @@ CASES: dict[str, tuple[str, str, list[str], list[str]]] = {
         [r"^```\nGArray \*garray;\ngint i;\n// We create a new array to store gint values\.$"],
         [r"^```\n1\n2\n3", r"<table>", r"<td>"],
     ),
+    # Adjacent admonitions with an empty paragraph between them (DocBook leaves one
+    # after each) merged into one block quote.
+    "adjacent-admonitions-apart-across-empty-paragraphs": (
+        "docbook-libpq-connect.html",
+        f"{PG}libpq-connect.html",
+        [r"^> executing arbitrary SQL commands\.\n\n+> \*\*Warning\*\*$"],
+        [r"commands\.\n> \*\*Warning\*\*"],
+    ),
 }
 
 

@@ -178,15 +178,23 @@ def _prepare_admonitions(tree: LexborHTMLParser, content: LexborNode) -> None:
         box.decompose()
 
 
+def _is_blank(node: LexborNode) -> bool:
+    """Whitespace text, or an element holding nothing but whitespace (DocBook's ``<p> </p>``)."""
+    if node.tag == "-text":
+        return not (node.text_content or "").strip()
+    if node.tag in ("img", "hr", "br", "pre", "table") or node.css_first("img, hr, pre, table"):
+        return False
+    return node.is_element_node and not node.text(deep=True).strip()
+
+
 def _separate_quotes(tree: LexborHTMLParser, content: LexborNode) -> None:
-    """Keep adjacent block quotes (admonitions) apart: Markdown would merge them."""
+    """Keep adjacent block quotes (admonitions) apart: Markdown would merge them.
+
+    Quotes count as adjacent across blank text and empty elements, which write nothing.
+    """
     for quote in content.css("blockquote"):
         previous = quote.prev
-        while (
-            previous is not None
-            and previous.tag == "-text"
-            and not (previous.text_content or "").strip()
-        ):
+        while previous is not None and _is_blank(previous):
             previous = previous.prev
         if previous is not None and previous.tag == "blockquote":
             para = tree.create_node("p")
