@@ -50,6 +50,14 @@ CASES: dict[str, tuple[str, str, list[str], list[str]]] = {
         [r"^```\nGArray \*garray;\ngint i;\n// We create a new array to store gint values\.$"],
         [r"^```\n1\n2\n3", r"<table>", r"<td>"],
     ),
+    # Sphinx pages without permalinks (indexes, search) were not seen as docs pages,
+    # so Readability replaced the content and dropped the letter links.
+    "sphinx-page-without-permalinks-is-docs": (
+        "sphinx-python-genindex-letters.html",
+        f"{PY}genindex.html",
+        [rf"\[\*\*A\*\*\]\({PY}genindex-A\.html\)", r"^# Index$"],
+        [],
+    ),
     # Adjacent admonitions with an empty paragraph between them (DocBook leaves one
     # after each) merged into one block quote.
     "adjacent-admonitions-apart-across-empty-paragraphs": (

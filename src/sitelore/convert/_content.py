@@ -71,6 +71,9 @@ _DOCS_GENERATORS = re.compile(
     re.IGNORECASE,
 )
 
+#: Elements only documentation generators write (Sphinx's permalinks and options script).
+_DOCS_MARKERS = "a.headerlink, script#documentation_options, script[src*=documentation_options]"
+
 #: Removed wherever they appear inside the content.
 _ALWAYS_DROP = (
     "script, style, noscript, template, iframe, object, embed, canvas, svg, dialog, "
@@ -163,12 +166,17 @@ def text_length(node: LexborNode) -> int:
 
 
 def is_docs_page(body: LexborNode) -> bool:
-    """Whether the page says it was made by a documentation tool (generator, permalinks)."""
+    """Whether the page says it was made by a documentation tool.
+
+    The signs: a ``<meta name="generator">`` naming one, Sphinx's permalinks, or
+    Sphinx's ``documentation_options`` script, which its pages without permalinks
+    (general index, module index, search) carry too.
+    """
     root = body.parent if body.parent is not None else body
-    generator = root.css_first("meta[name=generator i]")
-    if generator is not None and _DOCS_GENERATORS.search(generator.attributes.get("content") or ""):
-        return True
-    return body.css_first("a.headerlink") is not None
+    for generator in root.css("meta[name=generator i]"):
+        if _DOCS_GENERATORS.search(generator.attributes.get("content") or ""):
+            return True
+    return root.css_first(_DOCS_MARKERS) is not None
 
 
 def find_content(body: LexborNode, page_title: str | None = None) -> tuple[LexborNode | None, bool]:
