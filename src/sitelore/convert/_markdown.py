@@ -70,6 +70,7 @@ def _options() -> ConversionOptions:
         code_block_style="backticks",
         bullets="-",
         br_in_tables=True,
+        compact_tables=True,
         preprocessing=PreprocessingOptions(
             enabled=True, preset="minimal", remove_navigation=False, remove_forms=False
         ),
