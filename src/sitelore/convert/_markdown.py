@@ -60,6 +60,9 @@ _QUOTE_BREAK = "\ue010"
 _NEEDS_MARKING = re.compile(r"[\[\]<>*_`]")
 _FENCE_OPEN = re.compile(r"^(`{3,}|~{3,})")
 _CODE_TAGS = frozenset({"pre", "code", "kbd", "samp", "tt", "script", "style"})
+_INLINE_CODE = "code, kbd, samp, tt"
+#: A run of whitespace holding a line break: one space where a browser shows it.
+_SOURCE_BREAK = re.compile(r"[ \t]*\n\s*")
 
 
 def _options() -> ConversionOptions:
@@ -153,6 +156,24 @@ def _prepare_code(tree: LexborHTMLParser, content: LexborNode) -> None:
         fresh.insert_child(inner, move=True)
         pre.insert_before(fresh, move=True)
         pre.decompose()
+
+
+def _collapse_inline_code(content: LexborNode) -> None:
+    """Write the line breaks of inline code's source as the one space a browser shows.
+
+    DocBook indents the continuation lines of a long ``<code>``; CommonMark keeps
+    every space of a code span, so ``SELECT      pg_catalog`` would be written.
+    """
+    found: dict[int, tuple[LexborNode, str]] = {}  # nested code elements share text nodes
+    for code in content.css(_INLINE_CODE):
+        if _inside_pre(code):
+            continue
+        for node in code.traverse(include_text=True):
+            text = node.text_content or "" if node.tag == "-text" else ""
+            if "\n" in text:
+                found[node.mem_id] = (node, _SOURCE_BREAK.sub(" ", text))
+    for node, text in found.values():
+        node.replace_with(text)
 
 
 def _prepare_admonitions(tree: LexborHTMLParser, content: LexborNode) -> None:
@@ -322,6 +343,7 @@ def content_to_markdown(tree: LexborHTMLParser, content: LexborNode, base_url: s
         return cache[href]
 
     _prepare_code(tree, content)
+    _collapse_inline_code(content)
     prepare_structure(tree, content)
     _prepare_admonitions(tree, content)
     unwrap_layout_tables(tree, content)
