@@ -74,6 +74,33 @@ CASES: dict[str, tuple[str, str, list[str], list[str]]] = {
         [r"`PQexec\(conn, \"SELECT pg_catalog\.set_config\('search_path', '', false\)\"\)`"],
         [r"SELECT {2,}pg_catalog"],
     ),
+    # Definition lists that are not API descriptions lost the term/definition
+    # structure: the term became a paragraph like any other.
+    "variablelist-term-heads-its-definition": (
+        "docbook-libpq-connect.html",
+        f"{PG}libpq-connect.html",
+        [r"^- \*\*`PQconnectdbParams`\*\*\n\n  Makes a new connection to the database server\.$"],
+        [r"^`PQconnectdbParams`$"],
+    ),
+    "glossary-term-heads-its-definition": (
+        "sphinx-python-glossary.html",
+        f"{PY}glossary.html",
+        [
+            r"^- \*\*`>>>`\*\*\n\n  The default Python prompt",
+            r"^- \*\*2to3\*\*\n\n  A tool that tries to convert",
+        ],
+        [r"^2to3$"],
+    ),
+    "index-subentries-stay-nested": (
+        "docbook-bookindex.html",
+        f"{PG}bookindex.html",
+        [
+            rf"^- abbrev, \[Network Address Functions and Operators\]\({PG}functions-net\.html\)$",
+            r"^- administration tools\n  - externally maintained, \[Administration Tools\]",
+            r"^  - built-in, \[Aggregate Functions\]",
+        ],
+        [r"^built-in, "],
+    ),
     # GFM tables were padded to their widest cell: on the SQL key words appendix
     # most of the table's bytes were spaces.
     "tables-not-padded": (

@@ -6,9 +6,12 @@ Run on the cleaned content before it is written as Markdown, in place:
   signature as inline code; ``<summary>`` wrappers around headings are unwrapped
   (html-to-markdown would bold the heading, ``**#### ...**``);
 - a heading's link to itself (rustdoc's ``<h2><a href="#x">``) is unwrapped;
-- API definition lists (Sphinx ``dl.py``/``dt.sig``, CMake, reST domains) become
-  nested lists whose items start with the signature as inline code, then the body;
-  DocBook tables of contents (``dl.toc``) become nested lists of links;
+- definition lists become lists with one item per term holding its definitions:
+  API descriptions (Sphinx ``dl.py``/``dt.sig``, CMake, reST domains) start with the
+  signature as inline code, glossaries and variable lists with the term in bold
+  (plain when it holds links), and outlines, whose definitions only nest more
+  entries (DocBook tables of contents and back-of-book indexes), with the entry as
+  it is and its sub-entries nested under it;
 - lists used for layout (Javadoc's ``ul > li > section``) are unwrapped, and so
   are tables used for layout: one row of cells holding blocks (Sphinx's index
   columns, gtk-doc's title block and code listings), which html-to-markdown would
@@ -86,22 +89,55 @@ def _is_api_list(node: LexborNode) -> bool:
     )
 
 
-def _dl_to_list(tree: LexborHTMLParser, dl: LexborNode, signature: bool) -> None:
+def _term(tree: LexborHTMLParser, dt: LexborNode) -> LexborNode:
+    """A glossary term as a paragraph: bold unless it holds links (they say what it is)."""
+    para = tree.create_node("p")
+    holder = para
+    if dt.css_first("a[href]") is None:
+        holder = tree.create_node("strong")
+        para.insert_child(holder, move=True)
+    for part in list(dt.iter(include_text=True)):
+        holder.insert_child(part, move=True)
+    return para
+
+
+def _is_outline(dl: LexborNode) -> bool:
+    """Whether every definition of ``dl`` only nests more entries (a TOC, an index).
+
+    Runs innermost first, so nested definition lists are already lists here.
+    """
+    for child in dl.iter():
+        if child.tag != "dd":
+            continue
+        for part in child.iter(include_text=True):
+            if part.tag == "-text":
+                if (part.text_content or "").strip():
+                    return False
+            elif part.tag not in ("ul", "ol", "dl"):
+                return False
+    return True
+
+
+def _dl_to_list(tree: LexborHTMLParser, dl: LexborNode, kind: str) -> None:
     """Replace ``dl`` by a ``ul``: one item per term, holding its definitions.
 
-    Consecutive signatures (overloads) share one item.
+    ``kind`` says how a term is written: ``"signature"`` as inline code (consecutive
+    signatures, overloads, share one item), ``"term"`` as a paragraph of its own
+    (:func:`_term`), ``"outline"`` as it is, its nested entries under it.
     """
     listing = tree.create_node("ul")
     item: LexborNode | None = None
     after_dd = True
     for child in list(dl.iter()):
         if child.tag == "dt":
-            if item is None or after_dd or not signature:
+            if item is None or after_dd or kind != "signature":
                 item = tree.create_node("li")
                 listing.insert_child(item, move=True)
                 after_dd = False
-            if signature:
+            if kind == "signature":
                 item.insert_child(_code_paragraph(tree, _plain(child)), move=True)
+            elif kind == "term":
+                item.insert_child(_term(tree, child), move=True)
             else:
                 for part in list(child.iter(include_text=True)):
                     item.insert_child(part, move=True)
@@ -117,15 +153,17 @@ def _dl_to_list(tree: LexborHTMLParser, dl: LexborNode, signature: bool) -> None
 
 
 def _prepare_definition_lists(tree: LexborHTMLParser, content: LexborNode) -> None:
-    toc = {node.mem_id for node in content.css("dl.toc, dl.toc dl")}
     # Innermost first: an outer list then moves already rebuilt inner ones.
     for dl in reversed(content.css("dl")):
         if dl.parent is None:
             continue
-        if dl.mem_id in toc:
-            _dl_to_list(tree, dl, signature=False)
-        elif _is_api_list(dl):
-            _dl_to_list(tree, dl, signature=True)
+        if _is_api_list(dl):
+            kind = "signature"
+        elif _is_outline(dl):
+            kind = "outline"
+        else:
+            kind = "term"
+        _dl_to_list(tree, dl, kind)
 
 
 def _label(text: str) -> str:
@@ -231,7 +269,7 @@ def unwrap_layout_tables(tree: LexborHTMLParser, content: LexborNode) -> None:
 
 
 def prepare_structure(tree: LexborHTMLParser, content: LexborNode) -> None:
-    """Rewrite code headers, API and TOC definition lists and footnotes in ``content``."""
+    """Rewrite layout lists, code headers, footnotes and definition lists in ``content``."""
     _unwrap_layout_lists(content)
     _prepare_code_headers(content)
     _prepare_footnotes(tree, content)
