@@ -101,6 +101,14 @@ CASES: dict[str, tuple[str, str, list[str], list[str]]] = {
         ],
         [r"^built-in, "],
     ),
+    # Readability deletes headings whose class looks negative or that are mostly
+    # link text: the Rust error index (no docs container) lost every section heading.
+    "article-headings-survive-readability": (
+        "rustdoc-error-index.html",
+        "https://doc.rust-lang.org/1.63.0/error-index.html",
+        [r"^# Rust Compiler Error Index$", r"^## E0001$", r"^## E0002$", r"^## E0005$"],
+        [],
+    ),
     # GFM tables were padded to their widest cell: on the SQL key words appendix
     # most of the table's bytes were spaces.
     "tables-not-padded": (
