@@ -87,7 +87,13 @@ def _chrome_text(body: LexborNode) -> int:
 
 
 def _fallback_tree(html: str, body: LexborNode) -> LexborHTMLParser | None:
-    """trafilatura's extraction as a tree, when it keeps more text than the page chrome."""
+    """trafilatura's extraction as a tree, when it keeps more text than the page chrome.
+
+    Never for a page with code: trafilatura writes each line of a ``<pre>`` as a
+    block of its own, so no code block would survive whole.
+    """
+    if body.css_first("pre") is not None:
+        return None
     extracted = extract_main_html(html)
     if extracted is None:
         return None
@@ -112,10 +118,11 @@ def _article_tree(
 ) -> LexborHTMLParser | None:
     """Readability's article as a tree, when it keeps every code block and table row.
 
-    Used on pages without a docs container (news, blogs). Against the generic
-    landmark it would replace, the article must hold all of its ``<pre>`` blocks
-    and table rows (Readability keeps one best block, and docs pages that reach
-    here must not lose code or tables); without one, more text than the chrome.
+    Used on pages without a docs container (news, blogs). The article must hold
+    all the ``<pre>`` blocks and table rows of the generic landmark it would
+    replace, or of the whole page when there is none (Readability keeps one best
+    block and drops headings it takes for page headers, and docs pages that reach
+    here must not lose code or tables); without a landmark, more text than the chrome.
     """
     if landmark is not None and _short_page(landmark, body):
         return None
@@ -129,10 +136,11 @@ def _article_tree(
     size = text_length(article)
     if size < _MIN_ARTICLE_TEXT:
         return None
-    if landmark is None:
-        return tree if size > _chrome_text(body) else None
+    if landmark is None and size <= _chrome_text(body):
+        return None
+    source = body if landmark is None else landmark
     for selector in ("pre", "tr"):
-        if _count(article, selector) < _count(landmark, selector):
+        if _count(article, selector) < _count(source, selector):
             return None
     return tree
 
