@@ -118,6 +118,15 @@ CASES: dict[str, tuple[str, str, list[str], list[str]]] = {
         [r"^```\nset OUTPUT_CHARSET=CP850\n```$", r"^## .*2\.1 Operating System Installation"],
         [],
     ),
+    # Navigation bars outside any chrome-named element (texi2html's table of
+    # "[ << ] [ >> ] [Top] [Contents] [Index] [ ? ]") were kept as content, with the
+    # rules that framed them.
+    "navigation-bars-dropped": (
+        "texi2html-gettext-users-view.html",
+        "https://www.gnu.org/software/gettext/manual/gettext_2.html",
+        [r"\A# \[2\. The User's View\]"],
+        [r"\[Contents\]", r"\[Top\]", r"\\<\\<", r"\n---\Z"],
+    ),
     # GFM tables were padded to their widest cell: on the SQL key words appendix
     # most of the table's bytes were spaces.
     "tables-not-padded": (

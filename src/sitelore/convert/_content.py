@@ -4,9 +4,9 @@ Selection tries documentation-theme containers first, then generic landmarks, th
 "the deepest element holding most of the page's non-link text" (one bottom-up pass
 over the tree measures every element). Clean-up removes, in place, what a reader of
 the content does not need: scripts and styles, hidden elements, navigation, asides,
-page headers and footers, cookie banners, "edit this page" links and permalink
-anchors. Every removal takes the outermost matches only, because decomposing a node
-frees its whole subtree in lexbor.
+page headers and footers, cookie banners, navigation bars (Prev, Up, Next),
+"edit this page" links and permalink anchors. Every removal takes the outermost
+matches only, because decomposing a node frees its whole subtree in lexbor.
 """
 
 from __future__ import annotations
@@ -113,6 +113,14 @@ _ALWAYS_CHROME = re.compile(r"cookie|consent|gdpr", re.IGNORECASE)
 _CHROME_MAX_TEXT = 400
 _CHROME_MIN_LINK_DENSITY = 0.5
 
+#: Link texts of a navigation bar ("[ << ] [ >> ] [Top] [Contents]", "Prev Up Next").
+_NAV_WORDS = frozenset(
+    {"<", ">", "<<", ">>", "«", "»", "←", "→", "↑", "?", "prev", "previous", "next", "up",
+     "top", "home", "contents", "index", "back", "forward", "toc", "table of contents"}
+)  # fmt: skip
+#: What a navigation bar may hold besides its links.
+_NAV_FILLER = re.compile(r"^[\s\[\]|()·•:,-]*$")
+_NAV_MAX_TEXT = 200
 _PERMALINK_TEXTS = frozenset({"", "¶", "#", "§", "🔗", "link", "permalink", "¶#"})
 _EDIT_LINK = re.compile(
     r"^\s*(?:edit(?: this page| on github| on gitlab| page| source)?|improve this (?:page|doc)"
@@ -380,6 +388,22 @@ def _is_edit_link(node: LexborNode) -> bool:
     return len(text) < 60 and _EDIT_LINK.match(text) is not None
 
 
+def _is_nav_bar(node: LexborNode) -> bool:
+    """A short block of two or more links that all say where to go (Prev, Next, Up, Top)."""
+    if text_length(node) > _NAV_MAX_TEXT:
+        return False
+    links = node.css("a")
+    if len(links) < 2:
+        return False
+    rest = node.text(deep=True)
+    for link in links:
+        text = " ".join(link.text(deep=True).split())
+        if text.lower() not in _NAV_WORDS:
+            return False
+        rest = rest.replace(link.text(deep=True), " ", 1)
+    return _NAV_FILLER.match(rest) is not None
+
+
 def _is_small_form(node: LexborNode) -> bool:
     return text_length(node) - _link_text_length(node) < _SMALL_FORM_TEXT
 
@@ -416,6 +440,9 @@ def clean_content(content: LexborNode) -> None:
     )
     _remove_outermost(content.css("header"), content, lambda node: not _is_page_header(node))
     _remove_outermost(content.css("form"), content, lambda node: not _is_small_form(node))
+    _remove_outermost(
+        content.css("table, p"), content, lambda node: _in_code(node) or not _is_nav_bar(node)
+    )
     _remove_outermost(
         content.css("a[href]"),
         content,

@@ -58,6 +58,8 @@ _ANGLE_MARK = str.maketrans({"<": _LINK_TEXT_MARKERS["<"]})
 #: A paragraph holding only this keeps two adjacent block quotes apart.
 _QUOTE_BREAK = "\ue010"
 _NEEDS_MARKING = re.compile(r"[\[\]<>*_`]")
+#: Thematic breaks at the very start or end: rules that framed the page's navigation.
+_EDGE_RULES = re.compile(r"\A(?:---\n\n)+|(?:\n\n---)+\Z")
 _FENCE_OPEN = re.compile(r"^(`{3,}|~{3,})")
 _CODE_TAGS = frozenset({"pre", "code", "kbd", "samp", "tt", "script", "style"})
 _INLINE_CODE = "code, kbd, samp, tt"
@@ -353,4 +355,4 @@ def content_to_markdown(tree: LexborHTMLParser, content: LexborNode, base_url: s
     _prepare_images(content, resolve)
     tables = slot_code_tables(tree, content, _to_markdown)
     markdown = fill_slots(_to_markdown(content.html or ""), tables)
-    return _tidy(markdown).strip()
+    return _EDGE_RULES.sub("", _tidy(markdown).strip())
