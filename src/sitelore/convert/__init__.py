@@ -20,7 +20,8 @@ import dataclasses
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 from sitelore.convert._charset import decode_body
-from sitelore.convert._content import clean_content, find_content, text_length
+from sitelore.convert._clean import clean_content
+from sitelore.convert._content import find_content
 from sitelore.convert._fallback import extract_article_html, extract_main_html
 from sitelore.convert._linkstyle import LINK_STYLES, LinkStyle, restyle_links
 from sitelore.convert._markdown import content_to_markdown
@@ -28,6 +29,7 @@ from sitelore.convert._meta import read_meta
 from sitelore.convert._pdf import pdf_to_document
 from sitelore.convert._text import text_to_document
 from sitelore.convert._title import choose_title
+from sitelore.convert._tree import text_length
 from sitelore.errors import UnsupportedContentTypeError
 from sitelore.links import LinkCache, resolve_links
 from sitelore.models import Document
@@ -72,16 +74,15 @@ def _split_content_type(content_type: str) -> tuple[str, str | None]:
 
 
 def _chrome_text(body: LexborNode) -> int:
+    """Characters of text in the page's outermost chrome landmarks (nav, header, ...)."""
     total = 0
-    counted: list[LexborNode] = []
+    counted: set[int] = set()
     for node in body.css(_PAGE_CHROME):
         parent = node.parent
-        inside = False
-        while parent is not None and not inside:
-            inside = any(parent.mem_id == seen.mem_id for seen in counted)
+        while parent is not None and parent.mem_id not in counted:
             parent = parent.parent
-        if not inside:
-            counted.append(node)
+        if parent is None:
+            counted.add(node.mem_id)
             total += text_length(node)
     return total
 

@@ -20,7 +20,9 @@ from html_to_markdown import ConversionOptions, PreprocessingOptions, convert
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 from sitelore.convert._codetables import fill_slots, slot_code_tables
+from sitelore.convert._fences import closes_fence, opening_fence
 from sitelore.convert._structure import prepare_structure, unwrap_layout_tables
+from sitelore.convert._tree import within
 from sitelore.links import link_resolver
 
 __all__ = ["content_to_markdown"]
@@ -60,9 +62,9 @@ _QUOTE_BREAK = "\ue010"
 _NEEDS_MARKING = re.compile(r"[\[\]<>*_`]")
 #: Thematic breaks at the very start or end: rules that framed the page's navigation.
 _EDGE_RULES = re.compile(r"\A(?:---\n\n)+|(?:\n\n---)+\Z")
-_FENCE_OPEN = re.compile(r"^(`{3,}|~{3,})")
 _CODE_TAGS = frozenset({"pre", "code", "kbd", "samp", "tt", "script", "style"})
 _INLINE_CODE = "code, kbd, samp, tt"
+_PRE = ("pre",)
 #: A run of whitespace holding a line break: one space where a browser shows it.
 _SOURCE_BREAK = re.compile(r"[ \t]*\n\s*")
 
@@ -122,15 +124,6 @@ def _code_language(pre: LexborNode, code: LexborNode | None) -> str | None:
     return None
 
 
-def _inside_pre(node: LexborNode) -> bool:
-    current = node.parent
-    while current is not None:
-        if current.tag == "pre":
-            return True
-        current = current.parent
-    return False
-
-
 def _code_text(pre: LexborNode) -> str:
     """The whole text of a ``<pre>``, line breaks written as ``<br>`` included."""
     for br in pre.css("br"):
@@ -144,7 +137,7 @@ def _prepare_code(tree: LexborHTMLParser, content: LexborNode) -> None:
         if pre.parent is not None and any(child.tag == "pre" for child in pre.iter()):
             pre.unwrap()
     # Outermost only: decomposing a block frees any <pre> nested deeper in it.
-    for pre in [pre for pre in content.css("pre") if not _inside_pre(pre)]:
+    for pre in [pre for pre in content.css("pre") if not within(pre, _PRE)]:
         code = pre.css_first("code")
         lang = _code_language(pre, code)
         fresh = tree.create_node("pre")
@@ -168,7 +161,7 @@ def _collapse_inline_code(content: LexborNode) -> None:
     """
     found: dict[int, tuple[LexborNode, str]] = {}  # nested code elements share text nodes
     for code in content.css(_INLINE_CODE):
-        if _inside_pre(code):
+        if within(code, _PRE):
             continue
         for node in code.traverse(include_text=True):
             text = node.text_content or "" if node.tag == "-text" else ""
@@ -226,26 +219,16 @@ def _separate_quotes(tree: LexborHTMLParser, content: LexborNode) -> None:
             quote.insert_before(para, move=True)
 
 
-def _inside_code(node: LexborNode, stop: LexborNode) -> bool:
-    current = node.parent
-    stop_id = stop.mem_id
-    while current is not None and current.mem_id != stop_id:
-        if current.tag in _CODE_TAGS:
-            return True
-        current = current.parent
-    return False
-
-
 def _mark_link_text(link: LexborNode, content: LexborNode) -> None:
     texts = [
         node
         for node in link.traverse(include_text=True)
         if node.tag == "-text" and _NEEDS_MARKING.search(node.text_content or "")
     ]
-    if not texts or _inside_code(link, content):
+    if not texts or within(link, _CODE_TAGS, content):
         return
     for node in texts:
-        if not _inside_code(node, link) and node.tag == "-text":
+        if not within(node, _CODE_TAGS, link) and node.tag == "-text":
             node.replace_with((node.text_content or "").translate(_MARK_TABLE))
 
 
@@ -263,7 +246,7 @@ def _escape_text(content: LexborNode) -> None:
         text = node.text_content or ""
         angle = "<" in text
         bang = text.endswith("!") and node.next is not None and node.next.tag == "a"
-        if (angle or bang) and not _inside_code(node, content):
+        if (angle or bang) and not within(node, _CODE_TAGS, content):
             if angle:
                 text = text.translate(_ANGLE_MARK)
             if bang:
@@ -304,11 +287,6 @@ def _prepare_images(content: LexborNode, resolve: Callable[[str], str | None]) -
             attrs["src"] = url
 
 
-def _closes(line: str, fence: str) -> bool:
-    body = line.lstrip(" >").strip()
-    return len(body) >= len(fence) and set(body) == {fence[0]}
-
-
 def _tidy(markdown: str) -> str:
     """Put a blank line before block quotes and after code fences (never inside code)."""
     out: list[str] = []
@@ -317,7 +295,7 @@ def _tidy(markdown: str) -> str:
     for line in markdown.split("\n"):
         if fence:
             out.append(line)
-            if _closes(line, fence):
+            if closes_fence(line, fence):
                 fence, just_closed = "", True
             continue
         previous = out[-1] if out else ""
@@ -327,9 +305,7 @@ def _tidy(markdown: str) -> str:
             if quote_starts or after_fence:
                 out.append("")
         just_closed = False
-        opening = _FENCE_OPEN.match(line.lstrip(" >"))
-        if opening is not None:
-            fence = opening.group(1)
+        fence = opening_fence(line) or ""
         out.append(line)
     return "\n".join(out)
 

@@ -24,6 +24,8 @@ from __future__ import annotations
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
+from sitelore.convert._tree import squashed_text
+
 __all__ = ["prepare_structure", "unwrap_layout_tables"]
 
 _HEADINGS = "h1, h2, h3, h4, h5, h6"
@@ -37,15 +39,6 @@ _API_DL_CLASSES = frozenset(
 _BLOCKS = "p, ul, ol, dl, pre, div, table, blockquote, h1, h2, h3, h4, h5, h6"
 _FOOTNOTE_REFS = "a.footnote-reference"
 _FOOTNOTES = "aside.footnote, dl.footnote > dt, div.footnote"
-
-
-def _squash(text: str) -> str:
-    return " ".join(text.split())
-
-
-def _plain(node: LexborNode) -> str:
-    """The node's text as written (no separators injected), whitespace squashed."""
-    return _squash(node.text(deep=True))
 
 
 def _code_paragraph(tree: LexborHTMLParser, text: str, tag: str = "p") -> LexborNode:
@@ -63,7 +56,7 @@ def _prepare_code_headers(content: LexborNode) -> None:
     for heading in content.css(_HEADINGS):
         classes = (heading.attributes.get("class") or "").split()
         if "code-header" in classes:
-            text = _plain(heading)
+            text = squashed_text(heading)
             for child in list(heading.iter(include_text=True)):
                 child.decompose()
             code_holder = heading.parser.create_node("code")
@@ -135,7 +128,7 @@ def _dl_to_list(tree: LexborHTMLParser, dl: LexborNode, kind: str) -> None:
                 listing.insert_child(item, move=True)
                 after_dd = False
             if kind == "signature":
-                item.insert_child(_code_paragraph(tree, _plain(child)), move=True)
+                item.insert_child(_code_paragraph(tree, squashed_text(child)), move=True)
             elif kind == "term":
                 item.insert_child(_term(tree, child), move=True)
             else:
@@ -194,7 +187,7 @@ def _prepare_footnotes(tree: LexborHTMLParser, content: LexborNode) -> None:
             continue
         if label_node is not None and label_node is not note:
             label_node.decompose()
-        text = _squash(body.text(deep=True))
+        text = squashed_text(body)
         para = tree.create_node("p")
         para.insert_child(f"[^{label}]: {text}")
         if note.tag == "dt":
@@ -205,7 +198,7 @@ def _prepare_footnotes(tree: LexborHTMLParser, content: LexborNode) -> None:
         wrapper.unwrap()
     # GFM renders footnotes at the end of the page: their "Footnotes" rubric would dangle.
     for rubric in content.css("p.rubric"):
-        if _plain(rubric).lower() == "footnotes":
+        if squashed_text(rubric).lower() == "footnotes":
             rubric.decompose()
 
 
