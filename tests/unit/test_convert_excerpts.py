@@ -127,6 +127,17 @@ CASES: dict[str, tuple[str, str, list[str], list[str]]] = {
         [r"\A# \[2\. The User's View\]"],
         [r"\[Contents\]", r"\[Top\]", r"\\<\\<", r"\n---\Z"],
     ),
+    # rustdoc breaks a long parameter list after "(" with <br> and non-breaking
+    # spaces; the signature heading kept a space there ("difference<'a>( &'a self").
+    "signature-heading-without-break-indent": (
+        "rustdoc-hashset-difference.html",
+        "https://doc.rust-lang.org/1.63.0/std/collections/hash_set/struct.HashSet.html",
+        [
+            r"^#### `pub fn difference<'a>\(&'a self, other: &'a HashSet<T, S>\) -> "
+            r"Difference<'a, T, S>`$"
+        ],
+        [],
+    ),
     # GFM tables were padded to their widest cell: on the SQL key words appendix
     # most of the table's bytes were spaces.
     "tables-not-padded": (

@@ -56,7 +56,8 @@ def _prepare_code_headers(content: LexborNode) -> None:
     for heading in content.css(_HEADINGS):
         classes = (heading.attributes.get("class") or "").split()
         if "code-header" in classes:
-            text = squashed_text(heading)
+            # rustdoc breaks long parameter lists after "(": no space belongs there.
+            text = squashed_text(heading).replace("( ", "(")
             for child in list(heading.iter(include_text=True)):
                 child.decompose()
             code_holder = heading.parser.create_node("code")
