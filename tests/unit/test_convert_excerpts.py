@@ -138,6 +138,18 @@ CASES: dict[str, tuple[str, str, list[str], list[str]]] = {
         ],
         [],
     ),
+    # rustdoc's item tables (a module's items) came out as alternating name and
+    # summary paragraphs, the stability badge glued to the name ("neverExperimental").
+    "item-table-is-a-list-of-name-and-summary": (
+        "rustdoc-std-primitives.html",
+        "https://doc.rust-lang.org/1.63.0/std/index.html",
+        [
+            r"^- \[never\]\(https://doc\.rust-lang\.org/1\.63\.0/std/primitive\.never\.html "
+            r"\"std::never primitive\"\) Experimental\n\n  The `!` type, also called “never”\.$",
+            r"^- \[array\]\(",
+        ],
+        [r"\)Experimental"],
+    ),
     # GFM tables were padded to their widest cell: on the SQL key words appendix
     # most of the table's bytes were spaces.
     "tables-not-padded": (

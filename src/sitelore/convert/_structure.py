@@ -12,6 +12,7 @@ Run on the cleaned content before it is written as Markdown, in place:
   (plain when it holds links), and outlines, whose definitions only nest more
   entries (DocBook tables of contents and back-of-book indexes), with the entry as
   it is and its sub-entries nested under it;
+- rustdoc's item tables (a module's items, name and summary) become lists;
 - lists used for layout (Javadoc's ``ul > li > section``) are unwrapped, and so
   are tables used for layout: one row of cells holding blocks (Sphinx's index
   columns, gtk-doc's title block and code listings), which html-to-markdown would
@@ -93,6 +94,28 @@ def _term(tree: LexborHTMLParser, dt: LexborNode) -> LexborNode:
     for part in list(dt.iter(include_text=True)):
         holder.insert_child(part, move=True)
     return para
+
+
+def _prepare_item_tables(tree: LexborHTMLParser, content: LexborNode) -> None:
+    """rustdoc's item tables (``div.item-row`` of name and summary) become lists.
+
+    Each row is an item holding the name, then the summary; a stability badge
+    ("Experimental") is set apart from the name it follows.
+    """
+    for badge in content.css("div.item-left .stab"):
+        badge.insert_before(" ")
+    for table in content.css("div.item-table"):
+        listing = tree.create_node("ul")
+        for row in [child for child in table.iter() if child.is_element_node]:
+            item = tree.create_node("li")
+            for cell in [child for child in row.iter() if child.is_element_node]:
+                block = tree.create_node("div")
+                for part in list(cell.iter(include_text=True)):
+                    block.insert_child(part, move=True)
+                item.insert_child(block, move=True)
+            listing.insert_child(item, move=True)
+        table.insert_before(listing, move=True)
+        table.decompose()
 
 
 def _is_outline(dl: LexborNode) -> bool:
@@ -268,3 +291,4 @@ def prepare_structure(tree: LexborHTMLParser, content: LexborNode) -> None:
     _prepare_code_headers(content)
     _prepare_footnotes(tree, content)
     _prepare_definition_lists(tree, content)
+    _prepare_item_tables(tree, content)
