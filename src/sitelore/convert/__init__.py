@@ -3,7 +3,7 @@
 The page's own Content-Type decides: HTML and XHTML are converted (main content
 selected and cleaned, then written as Markdown by html-to-markdown; pages without a
 docs container take Readability's article when it keeps their code and tables, and
-pages without any landmark fall back to trafilatura); plain text and
+pages without any landmark or code fall back to trafilatura); plain text and
 Markdown are stored as they are; anything else raises
 :class:`~sitelore.errors.UnsupportedContentTypeError`. Pure: no I/O, no clock.
 
@@ -19,17 +19,16 @@ import dataclasses
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
+from sitelore.convert._article import article_tree, fallback_tree
 from sitelore.convert._charset import decode_body
 from sitelore.convert._clean import clean_content
 from sitelore.convert._content import find_content
-from sitelore.convert._fallback import extract_article_html, extract_main_html
 from sitelore.convert._linkstyle import LINK_STYLES, LinkStyle, restyle_links
 from sitelore.convert._markdown import content_to_markdown
 from sitelore.convert._meta import read_meta
 from sitelore.convert._pdf import pdf_to_document
 from sitelore.convert._text import text_to_document
 from sitelore.convert._title import choose_title
-from sitelore.convert._tree import text_length
 from sitelore.errors import UnsupportedContentTypeError
 from sitelore.links import LinkCache, resolve_links
 from sitelore.models import Document
@@ -52,15 +51,6 @@ HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 TEXT_TYPES = frozenset({"text/plain", "text/markdown", "text/x-markdown"})
 #: Converted to text with pypdf.
 PDF_TYPE = "application/pdf"
-_PAGE_CHROME = (
-    "nav, header, footer, aside, [role=navigation i], [role=banner i], [role=contentinfo i]"
-)
-
-
-#: Characters of text Readability's article needs to be taken.
-_MIN_ARTICLE_TEXT = 250
-#: A landmark shorter than this, holding most of the page's text, is kept as it is.
-_MIN_ARTICLE_PAGE = 1500
 
 
 def _split_content_type(content_type: str) -> tuple[str, str | None]:
@@ -71,79 +61,6 @@ def _split_content_type(content_type: str) -> tuple[str, str | None]:
         if key.strip().lower() == "charset":
             charset = value.strip().strip("\"'") or None
     return media.strip().lower(), charset
-
-
-def _chrome_text(body: LexborNode) -> int:
-    """Characters of text in the page's outermost chrome landmarks (nav, header, ...)."""
-    total = 0
-    counted: set[int] = set()
-    for node in body.css(_PAGE_CHROME):
-        parent = node.parent
-        while parent is not None and parent.mem_id not in counted:
-            parent = parent.parent
-        if parent is None:
-            counted.add(node.mem_id)
-            total += text_length(node)
-    return total
-
-
-def _fallback_tree(html: str, body: LexborNode) -> LexborHTMLParser | None:
-    """trafilatura's extraction as a tree, when it keeps more text than the page chrome.
-
-    Never for a page with code: trafilatura writes each line of a ``<pre>`` as a
-    block of its own, so no code block would survive whole.
-    """
-    if body.css_first("pre") is not None:
-        return None
-    extracted = extract_main_html(html)
-    if extracted is None:
-        return None
-    tree = LexborHTMLParser(extracted)
-    if tree.body is None or text_length(tree.body) <= _chrome_text(body):
-        return None
-    return tree
-
-
-def _count(node: LexborNode, selector: str) -> int:
-    return len(node.css(selector))
-
-
-def _short_page(landmark: LexborNode, body: LexborNode) -> bool:
-    """A short landmark holding most of the page: Readability guesses badly there."""
-    size = text_length(landmark)
-    return size < _MIN_ARTICLE_PAGE and 2 * size >= text_length(body)
-
-
-def _article_tree(
-    html: str, body: LexborNode, landmark: LexborNode | None
-) -> LexborHTMLParser | None:
-    """Readability's article as a tree, when it keeps every code block and table row.
-
-    Used on pages without a docs container (news, blogs). The article must hold
-    all the ``<pre>`` blocks and table rows of the generic landmark it would
-    replace, or of the whole page when there is none (Readability keeps one best
-    block and drops headings it takes for page headers, and docs pages that reach
-    here must not lose code or tables); without a landmark, more text than the chrome.
-    """
-    if landmark is not None and _short_page(landmark, body):
-        return None
-    extracted = extract_article_html(html)
-    if extracted is None:
-        return None
-    tree = LexborHTMLParser(extracted)
-    article = tree.body
-    if article is None or text_length(article) == 0:
-        return None
-    size = text_length(article)
-    if size < _MIN_ARTICLE_TEXT:
-        return None
-    if landmark is None and size <= _chrome_text(body):
-        return None
-    source = body if landmark is None else landmark
-    for selector in ("pre", "tr"):
-        if _count(article, selector) < _count(source, selector):
-            return None
-    return tree
 
 
 def html_to_document(html: str, url: str, *, link_cache: LinkCache | None = None) -> Document:
@@ -164,9 +81,9 @@ def html_to_document(html: str, url: str, *, link_cache: LinkCache | None = None
     title_scope: LexborNode | None = None
     if body is not None:
         content, docs = find_content(body, meta.title)
-        article = None if docs else _article_tree(html, body, content)
+        article = None if docs else article_tree(html, body, content)
         if content is None and article is None:
-            fallback = _fallback_tree(html, body)
+            fallback = fallback_tree(html, body)
             if fallback is not None and fallback.body is not None:
                 work_tree, content = fallback, fallback.body
             else:
