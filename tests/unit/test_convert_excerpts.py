@@ -150,6 +150,18 @@ CASES: dict[str, tuple[str, str, list[str], list[str]]] = {
         ],
         [r"\)Experimental"],
     ),
+    # Javadoc 16+ lays its summaries out as a CSS grid of divs: every cell became a
+    # paragraph of its own and the table was gone.
+    "javadoc-grid-summary-is-a-table": (
+        "javadoc-socketoption.html",
+        "https://docs.oracle.com/en/java/javase/17/docs/api/java.base/java/net/SocketOption.html",
+        [
+            r"^\| Modifier and Type \| Method \| Description \|$",
+            r"^\| \[`String`\]\([^)]*\) \| \[`name`\]\([^)]*\(\)\)`\(\)` \| "
+            r"Returns the name of the socket option\. \|$",
+        ],
+        [r"^Modifier and Type$"],
+    ),
     # GFM tables were padded to their widest cell: on the SQL key words appendix
     # most of the table's bytes were spaces.
     "tables-not-padded": (

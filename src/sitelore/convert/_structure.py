@@ -12,7 +12,8 @@ Run on the cleaned content before it is written as Markdown, in place:
   (plain when it holds links), and outlines, whose definitions only nest more
   entries (DocBook tables of contents and back-of-book indexes), with the entry as
   it is and its sub-entries nested under it;
-- rustdoc's item tables (a module's items, name and summary) become lists;
+- rustdoc's item tables (a module's items, name and summary) become lists, and
+  Javadoc's CSS-grid summaries (``div.summary-table``) become tables;
 - lists used for layout (Javadoc's ``ul > li > section``) are unwrapped, and so
   are tables used for layout: one row of cells holding blocks (Sphinx's index
   columns, gtk-doc's title block and code listings), which html-to-markdown would
@@ -116,6 +117,35 @@ def _prepare_item_tables(tree: LexborHTMLParser, content: LexborNode) -> None:
             listing.insert_child(item, move=True)
         table.insert_before(listing, move=True)
         table.decompose()
+
+
+def _classes(node: LexborNode) -> list[str]:
+    return (node.attributes.get("class") or "").split()
+
+
+def _prepare_grid_tables(tree: LexborHTMLParser, content: LexborNode) -> None:
+    """Javadoc's CSS-grid summaries (``div.summary-table``) become tables.
+
+    The grid's children are its cells in reading order, the first ones marked
+    ``table-header``; their count is the number of columns.
+    """
+    for grid in content.css("div.summary-table"):
+        cells = [child for child in grid.iter() if child.is_element_node]
+        width = sum(1 for cell in cells if "table-header" in _classes(cell))
+        if width < 2 or len(cells) % width:
+            continue
+        table = tree.create_node("table")
+        for start in range(0, len(cells), width):
+            row = tree.create_node("tr")
+            for cell in cells[start : start + width]:
+                tag = "th" if "table-header" in _classes(cell) else "td"
+                written = tree.create_node(tag)
+                for part in list(cell.iter(include_text=True)):
+                    written.insert_child(part, move=True)
+                row.insert_child(written, move=True)
+            table.insert_child(row, move=True)
+        grid.insert_before(table, move=True)
+        grid.decompose()
 
 
 def _is_outline(dl: LexborNode) -> bool:
@@ -292,3 +322,4 @@ def prepare_structure(tree: LexborHTMLParser, content: LexborNode) -> None:
     _prepare_footnotes(tree, content)
     _prepare_definition_lists(tree, content)
     _prepare_item_tables(tree, content)
+    _prepare_grid_tables(tree, content)
