@@ -14,6 +14,8 @@ Run on the cleaned content before it is written as Markdown, in place:
   it is and its sub-entries nested under it;
 - rustdoc's item tables (a module's items, name and summary) become lists, and
   Javadoc's CSS-grid summaries (``div.summary-table``) become tables;
+- table rows holding nothing are dropped, and a heading filling a table's first
+  row (Doxygen's "Classes", "Functions") is moved before the table;
 - lists used for layout (Javadoc's ``ul > li > section``) are unwrapped, and so
   are tables used for layout: one row of cells holding blocks (Sphinx's index
   columns, gtk-doc's title block and code listings), which html-to-markdown would
@@ -26,7 +28,7 @@ from __future__ import annotations
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
-from sitelore.convert._tree import squashed_text
+from sitelore.convert._tree import remove_outermost, squashed_text
 
 __all__ = ["prepare_structure", "unwrap_layout_tables"]
 
@@ -288,6 +290,27 @@ def _own_rows(table: LexborNode) -> list[LexborNode]:
     return rows
 
 
+def _prepare_table_rows(content: LexborNode) -> None:
+    """Drop rows holding nothing, and lift a heading that fills a table's first row.
+
+    Doxygen's member tables open with a row holding the section's h2 ("Classes",
+    "Functions") and put an empty separator row after every member: the heading
+    would become a table header cell and each separator an empty row.
+    """
+    empty = [
+        row
+        for row in content.css("tr")
+        if not row.text(deep=True).strip() and row.css_first("img, pre") is None
+    ]
+    remove_outermost(empty, content)
+    for table in content.css("table"):
+        rows = _own_rows(table)
+        heading = rows[0].css_first(_HEADINGS) if rows else None
+        if heading is not None and squashed_text(heading) == squashed_text(rows[0]):
+            table.insert_before(heading, move=True)
+            rows[0].decompose()
+
+
 def _is_layout_table(table: LexborNode) -> bool:
     """One row, no header cells, and every cell empty or holding a block."""
     rows = _own_rows(table)
@@ -318,6 +341,7 @@ def unwrap_layout_tables(tree: LexborHTMLParser, content: LexborNode) -> None:
 def prepare_structure(tree: LexborHTMLParser, content: LexborNode) -> None:
     """Rewrite layout lists, code headers, footnotes and definition lists in ``content``."""
     _unwrap_layout_lists(content)
+    _prepare_table_rows(content)
     _prepare_code_headers(content)
     _prepare_footnotes(tree, content)
     _prepare_definition_lists(tree, content)
