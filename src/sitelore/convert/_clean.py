@@ -1,7 +1,7 @@
 """Strip, in place, the chrome left inside a page's main content element.
 
 Removed: scripts and styles, hidden elements, navigation, asides, page headers and
-footers, cookie banners, navigation bars (Prev, Up, Next), small forms, "edit this
+footers, cookie banners, navigation tables (Prev, Up, Next), small forms, "edit this
 page" links and permalink anchors. Nothing inside ``<pre>`` or ``<code>`` is ever
 removed by a boilerplate rule. Every removal takes the outermost matches only,
 because decomposing a node frees its whole subtree in lexbor.
@@ -114,7 +114,7 @@ def _is_edit_link(node: LexborNode) -> bool:
 
 
 def _is_nav_bar(node: LexborNode) -> bool:
-    """A short block of two or more links that all say where to go (Prev, Next, Up, Top)."""
+    """A short table of two or more links that all say where to go (Prev, Next, Up, Top)."""
     if text_length(node) > _NAV_MAX_TEXT:
         return False
     links = node.css("a")
@@ -161,7 +161,7 @@ def clean_content(content: LexborNode) -> None:
     remove_outermost(content.css("header"), content, lambda node: not _is_page_header(node))
     remove_outermost(content.css("form"), content, lambda node: not _is_small_form(node))
     remove_outermost(
-        content.css("table, p"), content, lambda node: _in_code(node) or not _is_nav_bar(node)
+        content.css("table"), content, lambda node: _in_code(node) or not _is_nav_bar(node)
     )
     remove_outermost(
         content.css("a[href]"),

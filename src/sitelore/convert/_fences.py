@@ -15,7 +15,10 @@ _OPENING = re.compile(r"(`{3,}|~{3,})")
 
 def opening_fence(line: str) -> str | None:
     """The fence ``line`` opens (its run of backticks or tildes), or None."""
-    match = _OPENING.match(line.lstrip(" >"))
+    stripped = line.lstrip(" >")
+    if not stripped.startswith(("```", "~~~")):  # most lines: no regex needed
+        return None
+    match = _OPENING.match(stripped)
     return match.group(1) if match is not None else None
 
 

@@ -161,7 +161,9 @@ def _collapse_inline_code(content: LexborNode) -> None:
     """
     found: dict[int, tuple[LexborNode, str]] = {}  # nested code elements share text nodes
     for code in content.css(_INLINE_CODE):
-        if within(code, _PRE):
+        # Every <pre> now holds one <code> of plain text (see _prepare_code).
+        parent = code.parent
+        if (parent is not None and parent.tag == "pre") or "\n" not in code.text(deep=True):
             continue
         for node in code.traverse(include_text=True):
             text = node.text_content or "" if node.tag == "-text" else ""
