@@ -16,6 +16,7 @@ from collections.abc import Callable
 from html_to_markdown import ConversionOptions, PreprocessingOptions, convert
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
+from sitelore.convert._anchors import mark_heading_ids, unmark_heading_ids
 from sitelore.links import link_resolver
 
 __all__ = ["content_to_markdown"]
@@ -247,7 +248,8 @@ def content_to_markdown(tree: LexborHTMLParser, content: LexborNode, base_url: s
     _prepare_admonitions(tree, content)
     _prepare_links(content, resolve)
     _prepare_images(content, resolve)
+    ids = mark_heading_ids(content)
     html = content.html or ""
     markdown = convert(html, _options()).content or ""
-    markdown = markdown.translate(_UNMARK_TABLE)
+    markdown = unmark_heading_ids(markdown.translate(_UNMARK_TABLE), ids)
     return _tidy(markdown).strip()
