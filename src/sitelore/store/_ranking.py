@@ -1,0 +1,117 @@
+"""Build page results from ranked sections: one hit per page, one per content, hubs lower.
+
+Both stores hand over their best sections (lower score is better, as BM25). A page
+scores as its best section plus a little of its second best; a section that is mostly
+link text (tables of contents, indexes) counts for less; pages with the same content
+(same hash, or the same URL once ``index.html`` and the fragment are dropped, or a
+canonical URL naming another hit) are shown once, the best ranked. Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable
+
+from sitelore.models import SearchHit
+from sitelore.sections import anchor_url
+
+__all__ = ["HUB_LINK_RATIO", "Candidate", "candidate_count", "page_key", "rank_pages"]
+
+#: A section whose text is at least this share of link text is a hub section...
+HUB_LINK_RATIO = 0.5
+#: ... and its score counts this much.
+_HUB_FACTOR = 0.25
+#: How much of a page's second-best section adds to its best.
+_SECOND_WEIGHT = 0.2
+_INDEX_NAMES = ("index.html", "index.htm", "index.php")
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class Candidate:
+    """One matching section and its page, as a store found it."""
+
+    id: str
+    url: str
+    title: str
+    content_hash: str
+    canonical_url: str | None
+    section: int
+    heading_path: tuple[str, ...]
+    anchor: str | None
+    start: int
+    end: int
+    snippet: str
+    score: float
+    link_ratio: float
+
+    @property
+    def weighted(self) -> float:
+        """The score, lowered in weight for a hub section (scores are negative)."""
+        return self.score * (_HUB_FACTOR if self.link_ratio >= HUB_LINK_RATIO else 1.0)
+
+
+def candidate_count(limit: int) -> int:
+    """How many best sections to fetch for ``limit`` pages."""
+    return max(50, limit * 8)
+
+
+def page_key(url: str) -> str:
+    """``url`` without fragment, trailing ``index.html`` or case in scheme and host.
+
+    >>> page_key("HTTPS://Docs.test/lib/index.html#x")
+    'https://docs.test/lib/'
+    """
+    base = url.split("#", 1)[0]
+    scheme, sep, rest = base.partition("://")
+    host, slash, path = rest.partition("/")
+    for name in _INDEX_NAMES:
+        if path == name or path.endswith("/" + name):
+            path = path[: -len(name)]
+            break
+    return f"{scheme.lower()}{sep}{host.lower()}{slash}{path}"
+
+
+def rank_pages(candidates: Iterable[Candidate], limit: int) -> list[SearchHit]:
+    """The best ``limit`` pages among ``candidates``, each shown by its best section."""
+    best: dict[str, Candidate] = {}
+    totals: dict[str, float] = {}
+    seconds: dict[str, float] = {}
+    for found in candidates:
+        score = found.weighted
+        held = best.get(found.id)
+        if held is None or score < held.weighted:
+            if held is not None:
+                seconds[found.id] = min(seconds.get(found.id, 0.0), held.weighted)
+            best[found.id] = found
+        else:
+            seconds[found.id] = min(seconds.get(found.id, 0.0), score)
+    for key, found in best.items():
+        totals[key] = found.weighted + _SECOND_WEIGHT * seconds.get(key, 0.0)
+    order = sorted(best, key=lambda key: (totals[key], best[key].url))
+    seen: set[str] = set()
+    hits: list[SearchHit] = []
+    for key in order:
+        found = best[key]
+        keys = {found.content_hash, page_key(found.url)}
+        if found.canonical_url:
+            keys.add(page_key(found.canonical_url))
+        if keys & seen:
+            continue
+        seen |= keys
+        hits.append(
+            SearchHit(
+                id=found.id,
+                url=found.url,
+                title=found.title,
+                snippet=found.snippet,
+                score=totals[key],
+                heading_path=found.heading_path,
+                anchor_url=anchor_url(found.url, found.anchor),
+                section=found.section,
+                start=found.start,
+                end=found.end,
+            )
+        )
+        if len(hits) >= limit:
+            break
+    return hits
