@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import contextlib
 import os
 import sqlite3
@@ -697,3 +699,49 @@ async def test_open_store_memory_forms(location: str) -> None:
 def test_open_store_refuses_locations_it_cannot_serve(location: str) -> None:
     with pytest.raises(ConfigError):
         open_store(location)
+
+
+async def test_a_store_made_before_sections_is_sectioned_when_opened(db_path: Path) -> None:
+    store = SQLiteStore(db_path)
+    await store.upsert(_doc("https://a.test/x", "Old", "# Walrus {#w}\n\nold walrus text"), _meta())
+    await store.close()
+    with contextlib.closing(_raw(db_path)) as conn:  # as a version 3 store leaves it
+        conn.execute("DELETE FROM sections")
+        conn.execute("UPDATE documents SET sections_version = 0")
+        conn.commit()
+
+    reopened = SQLiteStore(db_path)
+    try:
+        (hit,) = await reopened.search("walrus")
+        assert hit.anchor_url == "https://a.test/x#w"
+        assert await reopened.reindex() == 1
+        assert len(await reopened.search("walrus")) == 1
+    finally:
+        await reopened.close()
+
+
+async def test_two_stores_writing_one_url_at_once_leave_one_page(db_path: Path) -> None:
+    """Each upsert is one IMMEDIATE transaction: the second writer sees the first's row."""
+
+    def write(markdown: str) -> tuple[bool, str]:
+        async def go() -> tuple[bool, str]:
+            store = SQLiteStore(db_path)
+            try:
+                result = await store.upsert(_doc("https://a.test/race", "R", markdown), _meta())
+                return result.created, result.id
+            finally:
+                await store.close()
+
+        return asyncio.run(go())
+
+    SQLiteStore(db_path)  # checks the location only
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        results = list(pool.map(write, ["same text", "same text"]))
+
+    assert sorted(created for created, _ in results) == [False, True]
+    store = SQLiteStore(db_path)
+    try:
+        assert await store.count() == 1
+        assert len(await store.search("same")) == 1
+    finally:
+        await store.close()

@@ -89,10 +89,10 @@ _STALE = "SELECT pk, title, markdown FROM documents WHERE sections_version < ? L
 _RESET = "UPDATE documents SET sections_version = 0"
 # bm25 weights: page title 10, heading path 4, text 1 (lower is better). Ranking through
 # the hidden ``rank`` column lets FTS5 sort internally, so snippet() runs for the LIMIT
-# rows only. The snippet is cut from the text, 24 tokens.
+# rows only. The snippet is cut from the text, 16 tokens (as PostgreSQL's).
 _SEARCH = """
 SELECT s.ordinal, s.heading, s.anchor, s.start_byte, s.end_byte, s.link_ratio,
-       snippet(sections_fts, 2, '**', '**', '…', 24) AS snippet,
+       snippet(sections_fts, 2, '**', '**', '…', 16) AS snippet,
        sections_fts.rank AS score,
        d.id, d.url, d.title, d.content_hash, d.canonical_url
 FROM sections_fts
