@@ -262,7 +262,7 @@ def search(
     as_json: JsonOpt = False,
     debug: DebugOpt = False,
 ) -> None:
-    """Full-text search over the stored documents (title weighted above body)."""
+    """Search the stored documents: the best pages for a question, each by its best section."""
     settings = load_cli_settings(config=config, db=db)
 
     async def go() -> list[Any]:
@@ -274,6 +274,27 @@ def search(
         print_json({"query": query, "hits": [hit_json(h) for h in hits]})
     else:
         print_hits(out_console, query, hits)
+
+
+@app.command()
+def reindex(
+    db: DbOpt = None,
+    config: ConfigOpt = None,
+    as_json: JsonOpt = False,
+    debug: DebugOpt = False,
+) -> None:
+    """Cut every stored document into search sections again, from its stored Markdown."""
+    settings = load_cli_settings(config=config, db=db)
+
+    async def go() -> int:
+        async with Runtime(settings, create_store=False) as runtime:
+            return await runtime.store.reindex()
+
+    done = run_async(go())
+    if as_json:
+        print_json({"documents": done})
+    else:
+        out_console.print(f"re-sectioned {done} documents")
 
 
 @app.command(name="list")
