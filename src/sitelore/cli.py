@@ -382,7 +382,9 @@ def show(
 @app.command()
 def demo(
     db: Annotated[str, typer.Option("--db", help="Store for the demo.")] = ".demo/sitelore.db",
-    query: Annotated[str, typer.Option("--query", help="What to search for after.")] = "retry",
+    query: Annotated[
+        str, typer.Option("--query", help="What to search for after.")
+    ] = "how do I retry a failed task with backoff?",
     site: Annotated[
         Path | None, typer.Option("--site", help="Site folder to serve (default: bundled).")
     ] = None,

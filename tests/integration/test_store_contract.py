@@ -473,3 +473,24 @@ async def test_changed_pages_are_sectioned_again_and_deleted_ones_leave_search(
     assert await store.delete(_GUIDE)
     assert [h.url for h in await store.search("retries backoff")] == []
     assert _GUIDE not in [h.url for h in await store.search("timeout")]
+
+
+async def test_a_common_word_ranks_but_does_not_find_when_a_rare_one_is_asked(
+    store: Store,
+) -> None:
+    """With over MIN_COMMON sections holding "common", only sections with "zebra" are hits."""
+    for page in range(45):
+        body = "\n\n".join(f"## Part {i} {{#p{i}}}\n\ncommon words {page} {i}" for i in range(25))
+        page_url = f"https://e.test/{page}"
+        await store.upsert(Document(url=page_url, title="P", markdown=body), _meta())
+    await store.upsert(
+        Document(url="https://e.test/zebra", title="Z", markdown="a zebra, not common"), _meta()
+    )
+    await store.upsert(
+        Document(url="https://e.test/zebra-only", title="Y", markdown="one zebra"), _meta()
+    )
+
+    hits = await store.search("common zebra")
+
+    assert sorted(hit.url for hit in hits) == ["https://e.test/zebra", "https://e.test/zebra-only"]
+    assert len(await store.search("common")) == 10  # alone, a common word still finds

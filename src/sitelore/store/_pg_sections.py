@@ -23,8 +23,8 @@ import psycopg
 
 from sitelore.sections import split_sections
 from sitelore.store._pg_text import MAX_TITLE_CHARS, index_text
-from sitelore.store._query import search_terms, tsquery_terms
-from sitelore.store._ranking import Candidate, candidate_count
+from sitelore.store._query import COMMON_SHARE, MIN_COMMON, search_terms, tsquery_terms
+from sitelore.store._ranking import Candidate, candidate_sizes, enough_pages
 
 __all__ = [
     "SECTIONS_STEPS",
@@ -183,16 +183,33 @@ async def search_sections(
         max(1e-6, math.log((total - n + 0.5) / (n + 0.5))) if total else 1e-6
         for n in stats["counts"]
     ]
+    # As SQLite's store: a common term ranks but never finds (see _sqlite_sections).
+    cap = max(MIN_COMMON, int(total * COMMON_SHARE))
+    rare = [q for q, n in zip(queries, stats["counts"], strict=True) if n < cap]
+    every = len(rare) == 0 and len(queries) > 1
     params = {
         "average": float(stats["average"]) or 1.0,
         "queries": stats["queries"],  # stemmed, as the index holds them
         "idfs": idfs,
-        "any": " | ".join(f"({q})" for q in queries),
-        "limit": candidate_count(limit),
+        "any": (" & " if every else " | ").join(f"({q})" for q in (rare or queries)),
     }
-    cur = await conn.execute(_SEARCH, params)
-    rows = await cur.fetchall()
-    found = [
+    found: builtins.list[Candidate] = []
+    for size in candidate_sizes(limit):
+        cur = await conn.execute(_SEARCH, params | {"limit": size})
+        rows = await cur.fetchall()
+        if every and not rows:  # no section holds every (common) term: any of them
+            params["any"] = " | ".join(f"({q})" for q in queries)
+            cur = await conn.execute(_SEARCH, params | {"limit": size})
+            rows = await cur.fetchall()
+        found = _candidates(rows)
+        if enough_pages(found, size, limit):
+            break
+    return found, terms
+
+
+def _candidates(rows: builtins.list[dict[str, Any]]) -> builtins.list[Candidate]:
+    """Candidates whose ``snippet`` is still the section's whole plain text."""
+    return [
         Candidate(
             id=row["id"],
             url=row["url"],
@@ -210,4 +227,3 @@ async def search_sections(
         )
         for row in rows
     ]
-    return found, terms

@@ -22,7 +22,21 @@ import re
 
 from sitelore.store._pg_text import query_phrases
 
-__all__ = ["STOP_WORDS", "fts5_query", "search_terms", "tsquery_terms"]
+__all__ = [
+    "COMMON_SHARE",
+    "MIN_COMMON",
+    "STOP_WORDS",
+    "fts5_query",
+    "search_terms",
+    "tsquery_terms",
+]
+
+#: A term found in more than this share of the sections is common: it ranks a section
+#: but never, alone, finds one (computing scores for most of a store costs too much for
+#: a term that adds little to them)...
+COMMON_SHARE = 0.05
+#: ... and never in stores so small that this many sections hold it.
+MIN_COMMON = 1000
 
 _STOP_TEXT = """a about above after again against all am an and any are as at be because been
     before being below between both but by can could did do does doing down during each

@@ -15,7 +15,14 @@ from collections.abc import Iterable
 from sitelore.models import SearchHit
 from sitelore.sections import anchor_url
 
-__all__ = ["HUB_LINK_RATIO", "Candidate", "candidate_count", "page_key", "rank_pages"]
+__all__ = [
+    "HUB_LINK_RATIO",
+    "Candidate",
+    "candidate_sizes",
+    "enough_pages",
+    "page_key",
+    "rank_pages",
+]
 
 #: A section whose text is at least this share of link text is a hub section...
 HUB_LINK_RATIO = 0.5
@@ -50,9 +57,15 @@ class Candidate:
         return self.score * (_HUB_FACTOR if self.link_ratio >= HUB_LINK_RATIO else 1.0)
 
 
-def candidate_count(limit: int) -> int:
-    """How many best sections to fetch for ``limit`` pages."""
-    return max(50, limit * 8)
+def candidate_sizes(limit: int) -> tuple[int, ...]:
+    """How many best sections to fetch for ``limit`` pages: first, then if too few pages."""
+    first = max(50, limit * 8)
+    return (first, first * 4, first * 16)
+
+
+def enough_pages(found: list[Candidate], asked: int, limit: int) -> bool:
+    """Whether ``found`` (``asked`` were asked for) holds ``limit`` pages or all there are."""
+    return len(found) < asked or len({candidate.id for candidate in found}) >= limit
 
 
 def page_key(url: str) -> str:

@@ -23,8 +23,8 @@ import sqlite3
 from collections.abc import Iterator
 
 from sitelore.sections import split_sections
-from sitelore.store._query import fts5_query, search_terms
-from sitelore.store._ranking import Candidate, candidate_count
+from sitelore.store._query import COMMON_SHARE, MIN_COMMON, fts5_query, search_terms
+from sitelore.store._ranking import Candidate, candidate_sizes, enough_pages
 
 __all__ = [
     "SECTIONS_MIGRATION",
@@ -104,6 +104,12 @@ ORDER BY sections_fts.rank
 LIMIT ?
 """
 
+_COUNT_SECTIONS = "SELECT count(*) FROM sections"
+# How many sections match, counting no further than the second parameter (cheap).
+_CAPPED_COUNT = (
+    "SELECT count(*) FROM (SELECT 1 FROM sections_fts WHERE sections_fts MATCH ? LIMIT ?)"
+)
+
 #: Heading texts are joined with a newline (a heading never holds one).
 HEADING_JOIN = "\n"
 
@@ -158,12 +164,47 @@ def has_stale(conn: sqlite3.Connection) -> bool:
     return row is not None
 
 
+def match_expression(conn: sqlite3.Connection, terms: builtins.list[tuple[str, ...]]) -> str:
+    """The FTS5 expression for ``terms``: any rare term finds a section, every term ranks it.
+
+    Matching sections by a common word means computing BM25 for most of the store, for a
+    term that adds little to the score. So a section must hold one of the rare terms
+    (``(R1 OR R2) AND (R1 OR R2 OR C1 ...)``: common terms still add to its score); when
+    every term is common, it must hold all of them, and when no section does, any.
+    """
+    if len(terms) < 2:
+        return fts5_query(terms)
+    total = int(conn.execute(_COUNT_SECTIONS).fetchone()[0])
+    cap = max(MIN_COMMON, int(total * COMMON_SHARE))
+    rare = [
+        term
+        for term in terms
+        if int(conn.execute(_CAPPED_COUNT, (fts5_query([term]), cap)).fetchone()[0]) < cap
+    ]
+    if len(rare) == len(terms):
+        return fts5_query(terms)
+    if rare:
+        return f"({fts5_query(rare)}) AND ({fts5_query(terms)})"
+    every = " AND ".join(fts5_query([term]) for term in terms)
+    found = conn.execute(_CAPPED_COUNT, (every, 1)).fetchone()[0]
+    return every if found else fts5_query(terms)
+
+
 def search_sections(conn: sqlite3.Connection, query: str, limit: int) -> builtins.list[Candidate]:
     """The best sections for ``query`` (any of its terms), best first."""
-    match = fts5_query(search_terms(query))
-    if not match:
+    terms = search_terms(query)
+    if not terms:
         return []
-    rows = conn.execute(_SEARCH, (match, candidate_count(limit))).fetchall()
+    match = match_expression(conn, terms)
+    found: builtins.list[Candidate] = []
+    for size in candidate_sizes(limit):
+        found = _candidates(conn.execute(_SEARCH, (match, size)).fetchall())
+        if enough_pages(found, size, limit):
+            break
+    return found
+
+
+def _candidates(rows: builtins.list[sqlite3.Row]) -> builtins.list[Candidate]:
     return [
         Candidate(
             id=row["id"],
