@@ -24,7 +24,13 @@ import psycopg
 from sitelore.sections import split_sections
 from sitelore.store._pg_text import MAX_TITLE_CHARS, index_text
 from sitelore.store._query import COMMON_SHARE, MIN_COMMON, search_terms, tsquery_terms
-from sitelore.store._ranking import Candidate, candidate_sizes, enough_pages
+from sitelore.store._ranking import (
+    HEADING_JOIN,
+    Candidate,
+    candidate_from_row,
+    candidate_sizes,
+    enough_pages,
+)
 
 __all__ = [
     "SECTIONS_STEPS",
@@ -40,8 +46,6 @@ _Conn = psycopg.AsyncConnection[dict[str, Any]]
 #: Bump when the splitter changes how it cuts: older documents are cut again on open.
 SECTIONS_VERSION = 1
 _BATCH = 200
-#: Heading texts are joined with a newline (a heading never holds one).
-HEADING_JOIN = "\n"
 
 SECTIONS_STEPS: tuple[str, ...] = (
     """CREATE TABLE IF NOT EXISTS sitelore_sections (
@@ -94,7 +98,8 @@ SELECT (SELECT count(*) FROM sitelore_sections) AS total,
 # SQLite's bm25 weights), scaled so one occurrence in the text counts about 1; then the
 # BM25 saturation (k1 = 1.2, b = 0.75) against the section's length. Lower is better.
 _SEARCH = """
-SELECT s.ordinal, s.heading, s.anchor, s.start_byte, s.end_byte, s.link_ratio, s.body,
+SELECT s.ordinal, s.heading, s.anchor, s.start_byte, s.end_byte, s.link_ratio,
+       s.body AS snippet,
        m.score, d.id, d.url, d.title, d.content_hash, d.canonical_url
 FROM (
     SELECT s.pk, -(
@@ -201,29 +206,7 @@ async def search_sections(
             params["any"] = " | ".join(f"({q})" for q in queries)
             cur = await conn.execute(_SEARCH, params | {"limit": size})
             rows = await cur.fetchall()
-        found = _candidates(rows)
+        found = [candidate_from_row(row) for row in rows]
         if enough_pages(found, size, limit):
             break
     return found, terms
-
-
-def _candidates(rows: builtins.list[dict[str, Any]]) -> builtins.list[Candidate]:
-    """Candidates whose ``snippet`` is still the section's whole plain text."""
-    return [
-        Candidate(
-            id=row["id"],
-            url=row["url"],
-            title=row["title"],
-            content_hash=row["content_hash"],
-            canonical_url=row["canonical_url"],
-            section=row["ordinal"],
-            heading_path=tuple(row["heading"].split(HEADING_JOIN)) if row["heading"] else (),
-            anchor=row["anchor"],
-            start=row["start_byte"],
-            end=row["end_byte"],
-            snippet=row["body"],
-            score=float(row["score"]),
-            link_ratio=float(row["link_ratio"]),
-        )
-        for row in rows
-    ]

@@ -10,14 +10,17 @@ canonical URL naming another hit) are shown once, the best ranked. Pure: no I/O.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from sitelore.models import SearchHit
 from sitelore.sections import anchor_url
 
 __all__ = [
+    "HEADING_JOIN",
     "HUB_LINK_RATIO",
     "Candidate",
+    "candidate_from_row",
     "candidate_sizes",
     "enough_pages",
     "page_key",
@@ -31,6 +34,8 @@ _HUB_FACTOR = 0.25
 #: How much of a page's second-best section adds to its best.
 _SECOND_WEIGHT = 0.2
 _INDEX_NAMES = ("index.html", "index.htm", "index.php")
+#: Both stores keep a heading path as its headings joined by a newline (never in one).
+HEADING_JOIN = "\n"
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -55,6 +60,26 @@ class Candidate:
     def weighted(self) -> float:
         """The score, lowered in weight for a hub section (scores are negative)."""
         return self.score * (_HUB_FACTOR if self.link_ratio >= HUB_LINK_RATIO else 1.0)
+
+
+def candidate_from_row(row: Mapping[str, Any]) -> Candidate:
+    """A candidate from a store's search row (the same column names in both stores)."""
+    heading = row["heading"]
+    return Candidate(
+        id=row["id"],
+        url=row["url"],
+        title=row["title"],
+        content_hash=row["content_hash"],
+        canonical_url=row["canonical_url"],
+        section=row["ordinal"],
+        heading_path=tuple(heading.split(HEADING_JOIN)) if heading else (),
+        anchor=row["anchor"],
+        start=row["start_byte"],
+        end=row["end_byte"],
+        snippet=row["snippet"],
+        score=float(row["score"]),
+        link_ratio=float(row["link_ratio"]),
+    )
 
 
 def candidate_sizes(limit: int) -> tuple[int, ...]:

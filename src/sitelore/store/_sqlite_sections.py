@@ -24,7 +24,13 @@ from collections.abc import Iterator
 
 from sitelore.sections import split_sections
 from sitelore.store._query import COMMON_SHARE, MIN_COMMON, fts5_query, search_terms
-from sitelore.store._ranking import Candidate, candidate_sizes, enough_pages
+from sitelore.store._ranking import (
+    HEADING_JOIN,
+    Candidate,
+    candidate_from_row,
+    candidate_sizes,
+    enough_pages,
+)
 
 __all__ = [
     "SECTIONS_MIGRATION",
@@ -109,9 +115,6 @@ _COUNT_SECTIONS = "SELECT count(*) FROM sections"
 _CAPPED_COUNT = (
     "SELECT count(*) FROM (SELECT 1 FROM sections_fts WHERE sections_fts MATCH ? LIMIT ?)"
 )
-
-#: Heading texts are joined with a newline (a heading never holds one).
-HEADING_JOIN = "\n"
 
 
 def replace_sections(conn: sqlite3.Connection, pk: int, title: str, markdown: str) -> None:
@@ -198,28 +201,7 @@ def search_sections(conn: sqlite3.Connection, query: str, limit: int) -> builtin
     match = match_expression(conn, terms)
     found: builtins.list[Candidate] = []
     for size in candidate_sizes(limit):
-        found = _candidates(conn.execute(_SEARCH, (match, size)).fetchall())
+        found = [candidate_from_row(row) for row in conn.execute(_SEARCH, (match, size))]
         if enough_pages(found, size, limit):
             break
     return found
-
-
-def _candidates(rows: builtins.list[sqlite3.Row]) -> builtins.list[Candidate]:
-    return [
-        Candidate(
-            id=row["id"],
-            url=row["url"],
-            title=row["title"],
-            content_hash=row["content_hash"],
-            canonical_url=row["canonical_url"],
-            section=row["ordinal"],
-            heading_path=tuple(row["heading"].split(HEADING_JOIN)) if row["heading"] else (),
-            anchor=row["anchor"],
-            start=row["start_byte"],
-            end=row["end_byte"],
-            snippet=row["snippet"],
-            score=row["score"],
-            link_ratio=row["link_ratio"],
-        )
-        for row in rows
-    ]
