@@ -11,9 +11,10 @@ Markdown, a fraction of the CPU), once, into ``.eval-search/docs.db`` (gitignore
 ``scripts/eval_search_questions.tsv`` holds the questions, written before any search
 ran, each with the page(s) that answer it. A question is answered at k when one of
 its pages is among the first k hits. Printed: hit@1, hit@5 and MRR@10 per site and in
-all; then latency: search p50/p95 over synthetic stores of 10k and 100k sections (words
-drawn from the corpus's own vocabulary, built once), indexing sections/s, and the wall
-time of ``sitelore search`` including process start.
+all; hit@1 and hit@5 of keyword queries (the exact titles of 150 random pages); then
+latency: search p50/p95 over synthetic stores of 10k and 100k sections (words drawn
+from the corpus's own vocabulary, built once), indexing sections/s, and the wall time
+of ``sitelore search`` including process start.
 
 Usage: ``python scripts/eval_search.py [--rebuild] [--misses] [--no-latency]``.
 """
@@ -197,6 +198,30 @@ async def score(db: Path, questions: list[Question], *, misses: bool) -> dict[st
     return result
 
 
+async def score_titles(db: Path, count: int = 150) -> None:
+    """Keyword queries: the exact titles of ``count`` random pages (seeded); hit@1, hit@5."""
+    import sqlite3
+
+    with sqlite3.connect(db) as conn:
+        rows = conn.execute("SELECT url, title, content_hash FROM documents ORDER BY pk").fetchall()
+    pages = random.Random(7).sample(rows, min(count, len(rows)))
+    same: dict[str, set[str]] = collections.defaultdict(set)
+    for url, _, digest in rows:
+        same[digest].add(url)
+    store = SQLiteStore(db, create=False)
+    first = top5 = 0
+    try:
+        for url, title, digest in pages:
+            urls = [hit.url for hit in await store.search(title, limit=5)]
+            wanted = same[digest] | {url}
+            first += bool(urls) and urls[0] in wanted
+            top5 += any(found in wanted for found in urls)
+    finally:
+        await store.close()
+    n = len(pages)
+    print(f"exact titles ({n} random pages): hit@1 {first / n:.2f}, hit@5 {top5 / n:.2f}")
+
+
 def _vocabulary(db: Path, size: int = 30_000) -> list[str]:
     """The corpus's most common words, most common first (for realistic posting lists)."""
     import sqlite3
@@ -274,6 +299,7 @@ async def main() -> int:
     sites = collections.Counter(q.site for q in questions)
     print(f"questions: {len(questions)} ({', '.join(f'{n} {s}' for s, n in sites.items())})")
     result = await score(db, questions, misses=args.misses)
+    await score_titles(db)
     ok = result["hit@5"] >= GOALS["hit@5"]
     print("semantic / hybrid: not measured (no embedding model in this build)")
     if not args.no_latency:

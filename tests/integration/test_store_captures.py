@@ -10,9 +10,12 @@ from sitelore.models import CaptureRef, Document, FetchMeta
 from sitelore.ports import CaptureLinks
 from sitelore.store import SCHEMA_VERSION, SQLiteStore
 from sitelore.store._sqlite_captures import CAPTURES_MIGRATION
+from sitelore.store.sqlite import _MIGRATIONS
 
 WHEN = datetime(2026, 1, 1, tzinfo=UTC)
 META = FetchMeta(status=200, content_type="text/html", fetched_at=WHEN)
+#: The schema version just before the captures step (later steps came after it).
+_BEFORE_CAPTURES = [step is CAPTURES_MIGRATION for step in _MIGRATIONS].index(True)
 
 
 def ref(n: int) -> CaptureRef:
@@ -109,7 +112,7 @@ class TestMigration:
         await store.close()
         conn = sqlite3.connect(path)
         conn.execute("DROP TABLE document_captures")
-        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION - 1}")
+        conn.execute(f"PRAGMA user_version = {_BEFORE_CAPTURES}")
         conn.commit()
         conn.close()
         store = SQLiteStore(path)

@@ -60,16 +60,15 @@ def search_terms(query: str) -> list[tuple[str, ...]]:
     [('call',), ('os', 'path', 'exists'), ('os',), ('path',), ('exists',)]
     >>> search_terms("the who")
     [('the',), ('who',)]
+    >>> search_terms('"full jitter" backoff')
+    [('full', 'jitter'), ('backoff',)]
     """
-    phrases: list[list[str]] = []
-    rest = _QUOTED.sub(" ", query)
+    terms: list[tuple[str, ...]] = []
     for quoted in _QUOTED.findall(query):
         words = [word for chunk in query_phrases(quoted) for word in chunk]
         if words:
-            phrases.append(words)
-    phrases += query_phrases(rest)
-    terms: list[tuple[str, ...]] = []
-    for phrase in phrases:
+            terms.append(tuple(words))  # a quoted phrase counts as a phrase only
+    for phrase in query_phrases(_QUOTED.sub(" ", query)):
         terms.append(tuple(phrase))
         if len(phrase) > 1:
             terms += [(word,) for word in phrase]

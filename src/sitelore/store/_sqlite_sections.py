@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import builtins
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from sitelore.sections import split_sections
 from sitelore.store._query import COMMON_SHARE, MIN_COMMON, fts5_query, search_terms
@@ -35,6 +35,8 @@ from sitelore.store._ranking import (
 __all__ = [
     "SECTIONS_MIGRATION",
     "SECTIONS_VERSION",
+    "Step",
+    "add_version_column",
     "has_stale",
     "replace_sections",
     "search_sections",
@@ -45,7 +47,18 @@ __all__ = [
 SECTIONS_VERSION = 1
 _BATCH = 200
 
-SECTIONS_MIGRATION: tuple[str, ...] = (
+
+def add_version_column(conn: sqlite3.Connection) -> None:
+    """Add ``documents.sections_version`` unless it is there (the step may run twice)."""
+    names = {row[1] for row in conn.execute("PRAGMA table_info(documents)")}
+    if "sections_version" not in names:
+        conn.execute("ALTER TABLE documents ADD COLUMN sections_version INTEGER NOT NULL DEFAULT 0")
+
+
+#: A migration step: SQL, or a function for what SQL cannot say idempotently.
+Step = str | Callable[[sqlite3.Connection], None]
+
+SECTIONS_MIGRATION: tuple[Step, ...] = (
     """
     CREATE TABLE IF NOT EXISTS sections (
         pk INTEGER PRIMARY KEY,
@@ -80,9 +93,10 @@ SECTIONS_MIGRATION: tuple[str, ...] = (
         VALUES ('delete', old.pk, old.title, old.heading, old.body);
     END
     """,
-    "ALTER TABLE documents ADD COLUMN sections_version INTEGER NOT NULL DEFAULT 0",
+    add_version_column,  # an ALTER TABLE cannot say IF NOT EXISTS
     "CREATE INDEX IF NOT EXISTS documents_sections_version ON documents (sections_version)",
 )
+
 
 _DELETE = "DELETE FROM sections WHERE document_pk = ?"
 _INSERT = """

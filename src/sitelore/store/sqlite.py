@@ -122,7 +122,7 @@ END
 
 #: Migration steps in order; step ``n`` (1-based) brings ``user_version`` to ``n``.
 #: Append only: never edit a step that has shipped.
-_MIGRATIONS: tuple[tuple[str, ...], ...] = (
+_MIGRATIONS: tuple[tuple[sections.Step, ...], ...] = (
     (
         _CREATE_DOCUMENTS,
         _CREATE_UPDATED_INDEX,
@@ -248,7 +248,10 @@ def _migrate(conn: sqlite3.Connection) -> None:
             if _user_version(conn) >= target:
                 continue
             for statement in steps:
-                conn.execute(statement)
+                if callable(statement):
+                    statement(conn)
+                else:
+                    conn.execute(statement)
             conn.execute(f"PRAGMA user_version = {target:d}")
 
 
