@@ -63,6 +63,8 @@ SECTIONS_STEPS: tuple[str, ...] = (
         UNIQUE (document_pk, ordinal)
     )""",
     "CREATE INDEX IF NOT EXISTS sitelore_sections_tsv ON sitelore_sections USING gin (tsv)",
+    # Section count and average length (BM25's N and avgdl) by an index-only scan.
+    "CREATE INDEX IF NOT EXISTS sitelore_sections_words ON sitelore_sections (words)",
     """ALTER TABLE sitelore_documents
        ADD COLUMN IF NOT EXISTS sections_version integer NOT NULL DEFAULT 0""",
     """CREATE INDEX IF NOT EXISTS sitelore_documents_sections_version
@@ -86,13 +88,14 @@ _STALE = (
 )
 _RESET = "UPDATE sitelore_documents SET sections_version = 0"
 _STATS = """
-SELECT (SELECT count(*) FROM sitelore_sections) AS total,
-       (SELECT coalesce(avg(words), 1) FROM sitelore_sections) AS average,
+SELECT c.total, c.average,
        ARRAY(SELECT (SELECT count(*) FROM sitelore_sections
                      WHERE tsv @@ to_tsquery('sitelore_text', t.q))
              FROM unnest(%(terms)s::text[]) WITH ORDINALITY AS t(q, n) ORDER BY t.n) AS counts,
        ARRAY(SELECT to_tsquery('sitelore_text', t.q)::text
              FROM unnest(%(terms)s::text[]) WITH ORDINALITY AS t(q, n) ORDER BY t.n) AS queries
+FROM (SELECT count(*) AS total, coalesce(avg(words), 1) AS average
+      FROM sitelore_sections) AS c
 """
 # ts_rank with weights {D, C, B, A} = {0.1, 0, 0.4, 1.0} (text 1, heading 4, title 10, as
 # SQLite's bm25 weights), scaled so one occurrence in the text counts about 1; then the
