@@ -14,8 +14,6 @@ from sitelore.store.sqlite import _MIGRATIONS
 
 WHEN = datetime(2026, 1, 1, tzinfo=UTC)
 META = FetchMeta(status=200, content_type="text/html", fetched_at=WHEN)
-#: The schema version just before the captures step (later steps came after it).
-_BEFORE_CAPTURES = [step is CAPTURES_MIGRATION for step in _MIGRATIONS].index(True)
 
 
 def ref(n: int) -> CaptureRef:
@@ -112,7 +110,8 @@ class TestMigration:
         await store.close()
         conn = sqlite3.connect(path)
         conn.execute("DROP TABLE document_captures")
-        conn.execute(f"PRAGMA user_version = {_BEFORE_CAPTURES}")
+        # Back to the version before the captures step (later steps may follow it).
+        conn.execute(f"PRAGMA user_version = {_MIGRATIONS.index(CAPTURES_MIGRATION)}")
         conn.commit()
         conn.close()
         store = SQLiteStore(path)

@@ -17,7 +17,9 @@ from selectolax.lexbor import LexborNode
 __all__ = ["mark_heading_ids", "unmark_heading_ids"]
 
 _HEADINGS = "h1, h2, h3, h4, h5, h6"
-_MARKER = re.compile("[ \t]*\ue010([0-9]+)\ue011")
+# Private-use characters no other converter step uses (_markdown and _codetables take
+# U+E000 to U+E011).
+_MARKER = re.compile("[ \t]*\ue020([0-9]+)\ue021")
 _ID_OK = re.compile(r"^[^\s{}#\\]{1,256}$")
 #: Enclosing elements looked at, upwards from the heading.
 _MAX_LEVELS = 4
@@ -55,7 +57,7 @@ def mark_heading_ids(content: LexborNode) -> list[str]:
     for heading in content.css(_HEADINGS):
         found = _heading_id(heading)
         if found is not None and heading.text(deep=True).strip():
-            heading.insert_child(f"\ue010{len(ids)}\ue011")
+            heading.insert_child(f"\ue020{len(ids)}\ue021")
             ids.append(found)
     return ids
 
@@ -68,7 +70,7 @@ def unmark_heading_ids(markdown: str, ids: list[str]) -> str:
 
     out: list[str] = []
     for line in markdown.split("\n"):
-        if "\ue010" in line:
+        if "\ue020" in line:
             # "**#### x**" is a heading too (html-to-markdown's form inside <summary>).
             line = _MARKER.sub(keep if line.lstrip("*").startswith("#") else "", line)
         out.append(line)
