@@ -127,7 +127,9 @@ async def test_ui_routes_stay_out_of_the_api_description(tmp_path: Path) -> None
     async with serve_api(tmp_path) as api:
         paths = (await api.client.get("/openapi.json")).json()["paths"]
         assert paths
-        assert all(p.startswith(("/api/v1/", "/healthz")) for p in paths)
+        # The REST API and the Firecrawl-compatible routes; no UI page.
+        assert all(p.startswith(("/api/v1/", "/v2/", "/healthz")) for p in paths)
+        assert not any(p.startswith(("/documents", "/crawls", "/sources", "/login")) for p in paths)
         script = await api.client.get("/static/app.js")
         assert script.status_code == 200
         assert "EventSource" in script.text
