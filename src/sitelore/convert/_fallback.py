@@ -43,7 +43,21 @@ def extract_article_html(html: str) -> str | None:
         result = Document(_plain_headings(html)).summary(html_partial=True)
     except (Unparseable, ValueError, TypeError):
         return None
-    return result if isinstance(result, str) and result.strip() else None
+    if not isinstance(result, str) or not result.strip():
+        return None
+    return _without_own_ids(result)
+
+
+def _without_own_ids(html: str) -> str:
+    """Drop the ids Readability gives its own wrappers (``readabilityBody``).
+
+    They are not the page's: a heading anchored to one would point nowhere.
+    """
+    tree = LexborHTMLParser(html)
+    wrappers = tree.css('[id^="readability"]')
+    for node in wrappers:
+        del node.attrs["id"]
+    return (tree.body.inner_html or html) if wrappers and tree.body is not None else html
 
 
 def extract_main_html(html: str) -> str | None:

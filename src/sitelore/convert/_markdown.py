@@ -19,6 +19,7 @@ from collections.abc import Callable
 from html_to_markdown import ConversionOptions, PreprocessingOptions, convert
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
+from sitelore.convert._anchors import mark_heading_ids, unmark_heading_ids
 from sitelore.convert._codetables import fill_slots, slot_code_tables
 from sitelore.convert._structure import prepare_structure, unwrap_layout_tables
 from sitelore.convert._tree import within
@@ -331,6 +332,7 @@ def content_to_markdown(tree: LexborHTMLParser, content: LexborNode, base_url: s
     _escape_text(content)
     _prepare_links(content, resolve)
     _prepare_images(content, resolve)
+    ids = mark_heading_ids(content)
     tables = slot_code_tables(tree, content, _to_markdown)
-    markdown = fill_slots(_to_markdown(content.html or ""), tables)
+    markdown = unmark_heading_ids(fill_slots(_to_markdown(content.html or ""), tables), ids)
     return _EDGE_RULES.sub("", _tidy(markdown).strip())
