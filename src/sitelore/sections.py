@@ -19,6 +19,8 @@ import dataclasses
 import re
 from collections.abc import Iterator, Sequence
 
+from sitelore.fences import closes_fence, opening_fence
+
 __all__ = [
     "SECTION_TOKENS",
     "Section",
@@ -27,6 +29,7 @@ __all__ = [
     "heading_line",
     "plain_text",
     "split_sections",
+    "strip_heading_ids",
 ]
 
 #: The most tokens (about four characters each) of one section, unless one block alone
@@ -95,6 +98,22 @@ def heading_line(line: str) -> tuple[int, str, str | None] | None:
         text = text[: found.start()]
     text = _CLOSING_HASHES.sub("", text)
     return len(match.group(1)), _inline(text).strip(), ident
+
+
+def strip_heading_ids(markdown: str) -> str:
+    """``markdown`` without the `` {#id}`` that ends its headings, code left as it is.
+
+    For readers that do not know the attribute syntax (Firecrawl's clients).
+    """
+    lines = markdown.split("\n")
+    fence: str | None = None
+    for index, line in enumerate(lines):
+        if fence is not None:
+            if closes_fence(line, fence):
+                fence = None
+        elif (fence := opening_fence(line)) is None and _HEADING.match(line):
+            lines[index] = _HEADING_ID.sub("", line)
+    return "\n".join(lines)
 
 
 def estimate_tokens(text: str) -> int:

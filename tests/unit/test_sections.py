@@ -5,7 +5,13 @@ from __future__ import annotations
 import pytest
 
 from sitelore.convert import to_document
-from sitelore.sections import anchor_url, heading_line, plain_text, split_sections
+from sitelore.sections import (
+    anchor_url,
+    heading_line,
+    plain_text,
+    split_sections,
+    strip_heading_ids,
+)
 
 _DOC = """Intro with [a link](https://x.test/a.html).
 
@@ -152,3 +158,19 @@ def test_the_converter_keeps_heading_ids(html: str, heading: str) -> None:
     page = f"<html><body><main><h1>Page</h1>{html}<p>Body text here.</p></main></body></html>"
     doc = to_document(page.encode(), "text/html", "https://x.test/p")
     assert heading in doc.markdown.splitlines()
+
+
+@pytest.mark.parametrize(
+    ("markdown", "expected"),
+    [
+        ("## Timeouts {#timeouts}\n\ntext {#kept}", "## Timeouts\n\ntext {#kept}"),
+        (
+            "# A {#a}\n```\n# comment {#not-a-heading}\n```\n## B {#b}",
+            "# A\n```\n# comment {#not-a-heading}\n```\n## B",
+        ),
+        ("#hashtag {#x}", "#hashtag {#x}"),
+        ("", ""),
+    ],
+)
+def test_strip_heading_ids_leaves_text_and_code(markdown: str, expected: str) -> None:
+    assert strip_heading_ids(markdown) == expected
