@@ -17,6 +17,7 @@ fields, defaults and caps are the same. A thin layer with three rules:
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from datetime import datetime
@@ -35,6 +36,7 @@ from sitelore.bootstrap import Runtime
 from sitelore.errors import SiteloreError
 from sitelore.host_guard import HostGuard, HostPolicy
 from sitelore.jobs import CrawlSlots
+from sitelore.linkstyle import LinkStyle, restyle_links
 from sitelore.mcp_rejects import RejectMalformed, serve_stdio
 from sitelore.models import PageOutcome, SearchHit
 from sitelore.wire import (
@@ -116,6 +118,13 @@ class GetArgs(_Args):
         int,
         Field(ge=1024, le=MAX_WINDOW_BYTES, description="Most bytes of page text to return."),
     ] = DEFAULT_WINDOW_BYTES
+    links: Annotated[
+        LinkStyle,
+        Field(
+            description="Links as inline [text](url), reference [text][1] with the URLs "
+            "listed at the end, or none (text only); windows and cursors count this text."
+        ),
+    ] = "inline"
 
 
 class ListArgs(_Args):
@@ -155,6 +164,13 @@ def _compact(node: Any, parent: str = "") -> Any:
 
 def _input(model: type[BaseModel]) -> dict[str, Any]:
     return dict(_compact(model.model_json_schema(by_alias=True)))
+
+
+def _get_input(links: LinkStyle) -> dict[str, Any]:
+    """``get-document``'s input schema, whose ``links`` default is the operator's setting."""
+    schema = _input(GetArgs)
+    schema["properties"]["links"]["default"] = links
+    return schema
 
 
 def _ok(text: str, structured: BaseModel) -> types.CallToolResult:
@@ -256,6 +272,9 @@ class _Tools:
     async def get(self, _ctx: _Context, args: dict[str, Any]) -> types.CallToolResult:
         parsed = GetArgs.model_validate(args)
         doc, section = await service.get_document_at(self._runtime.store, parsed.id)
+        links = parsed.links if "links" in parsed.model_fields_set else self._runtime.settings.links
+        # Restyled before sections and windows are found, so offsets and cursors count it.
+        doc = dataclasses.replace(doc, markdown=restyle_links(doc.markdown, links))
         cursor = parsed.cursor
         wanted = parsed.section or section
         if wanted is not None and cursor is None:
@@ -328,9 +347,11 @@ def _tool_list(runtime: Runtime, remote: RemotePolicy) -> list[types.Tool]:
             description=(
                 "Return a window of a stored page's Markdown (at most maxBytes), fenced as "
                 "fetched content, from the start or from a section (an anchor, a number, or "
-                "an id given as URL#anchor); pass nextCursor back as cursor for the next window."
+                "an id given as URL#anchor); pass nextCursor back as cursor for the next window. "
+                "links=reference lists each URL once at the end, none keeps link text only "
+                "(ask every window of a page with the same links)."
             ),
-            input_schema=_input(GetArgs),
+            input_schema=_get_input(runtime.settings.links),
             annotations=read_only,
         ),
         types.Tool(
