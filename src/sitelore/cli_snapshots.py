@@ -151,7 +151,7 @@ def export(
 ) -> None:
     """Export the stored documents as a WARC file, JSON lines, or both.
 
-    ``--links`` styles the JSON lines' Markdown; the WARC keeps the stored Markdown.
+    --links styles the JSON lines' Markdown only; the WARC keeps the stored Markdown.
     """
     if warc is None and jsonl is None:
         raise UsageError("export needs --warc FILE or --jsonl FILE (or both)")
