@@ -87,6 +87,12 @@ class _Args(BaseModel):
         return integral_floats(cls, data) if isinstance(data, dict) else data
 
 
+_LINKS_HELP = (
+    "inline [text](url); reference [text][1], URLs listed at the end; none: text only. "
+    "Applied before text is cut. Default: the server's setting."
+)
+
+
 class SearchArgs(_Args):
     """Arguments of ``search-documents``."""
 
@@ -98,6 +104,7 @@ class SearchArgs(_Args):
         int,
         Field(ge=1024, le=MAX_WINDOW_BYTES, description="Most bytes of section text in all."),
     ] = DEFAULT_SEARCH_BYTES
+    links: Annotated[LinkStyle, Field(description=_LINKS_HELP)] = "inline"
 
 
 class GetArgs(_Args):
@@ -118,13 +125,7 @@ class GetArgs(_Args):
         int,
         Field(ge=1024, le=MAX_WINDOW_BYTES, description="Most bytes of page text to return."),
     ] = DEFAULT_WINDOW_BYTES
-    links: Annotated[
-        LinkStyle,
-        Field(
-            description="Links as inline [text](url), reference [text][1] with the URLs "
-            "listed at the end, or none (text only); windows and cursors count this text."
-        ),
-    ] = "inline"
+    links: Annotated[LinkStyle, Field(description=_LINKS_HELP)] = "inline"
 
 
 class ListArgs(_Args):
@@ -166,9 +167,9 @@ def _input(model: type[BaseModel]) -> dict[str, Any]:
     return dict(_compact(model.model_json_schema(by_alias=True)))
 
 
-def _get_input(links: LinkStyle) -> dict[str, Any]:
-    """``get-document``'s input schema, whose ``links`` default is the operator's setting."""
-    schema = _input(GetArgs)
+def _with_links(model: type[BaseModel], links: LinkStyle) -> dict[str, Any]:
+    """``model``'s input schema, whose ``links`` default is the operator's setting."""
+    schema = _input(model)
     schema["properties"]["links"]["default"] = links
     return schema
 
@@ -254,6 +255,10 @@ class _Tools:
         result = CrawlResult.from_summary(summary, requested)
         return _ok(_crawl_text(result, summary.seed), result)
 
+    def _links(self, parsed: SearchArgs | GetArgs) -> LinkStyle:
+        """The link style a call asked for, else the operator's setting."""
+        return parsed.links if "links" in parsed.model_fields_set else self._runtime.settings.links
+
     async def search(self, _ctx: _Context, args: dict[str, Any]) -> types.CallToolResult:
         parsed = SearchArgs.model_validate(args)
         store = self._runtime.store
@@ -261,7 +266,8 @@ class _Tools:
         result = SearchResult(query=parsed.query, hits=[Hit.from_hit(hit) for hit in hits])
         if not hits:
             return _ok(f"No documents match {parsed.query!r}.", result)
-        texts = await service.section_texts(store, hits, max_bytes=parsed.max_bytes)
+        links = self._links(parsed)
+        texts = await service.section_texts(store, hits, max_bytes=parsed.max_bytes, links=links)
         body = "\n\n".join(
             _hit_text(rank, hit, text)
             for rank, (hit, text) in enumerate(zip(hits, texts, strict=True), 1)
@@ -272,7 +278,7 @@ class _Tools:
     async def get(self, _ctx: _Context, args: dict[str, Any]) -> types.CallToolResult:
         parsed = GetArgs.model_validate(args)
         doc, section = await service.get_document_at(self._runtime.store, parsed.id)
-        links = parsed.links if "links" in parsed.model_fields_set else self._runtime.settings.links
+        links = self._links(parsed)
         # Restyled before sections and windows are found, so offsets and cursors count it.
         doc = dataclasses.replace(doc, markdown=restyle_links(doc.markdown, links))
         cursor = parsed.cursor
@@ -338,7 +344,7 @@ def _tool_list(runtime: Runtime, remote: RemotePolicy) -> list[types.Tool]:
                 "Ask a question or give words; returns the best pages, each with its best "
                 "section's text, heading path and URL#anchor (within maxBytes in all)."
             ),
-            input_schema=_input(SearchArgs),
+            input_schema=_with_links(SearchArgs, runtime.settings.links),
             annotations=read_only,
         ),
         types.Tool(
@@ -347,11 +353,10 @@ def _tool_list(runtime: Runtime, remote: RemotePolicy) -> list[types.Tool]:
             description=(
                 "Return a window of a stored page's Markdown (at most maxBytes), fenced as "
                 "fetched content, from the start or from a section (an anchor, a number, or "
-                "an id given as URL#anchor); pass nextCursor back as cursor for the next window. "
-                "links=reference lists each URL once at the end, none keeps link text only "
-                "(ask every window of a page with the same links)."
+                "an id given as URL#anchor); pass nextCursor back as cursor for the next window "
+                "(with the same links)."
             ),
-            input_schema=_get_input(runtime.settings.links),
+            input_schema=_with_links(GetArgs, runtime.settings.links),
             annotations=read_only,
         ),
         types.Tool(

@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from pathlib import Path
 
+import mcp_types as types
 import pytest
 from mcp import Client
 from tests.edges.api_helpers import serve_api
@@ -36,8 +37,8 @@ SECTION = (
     "```python\nprint('[not a link](https://nowhere.example)')\n```\n\n"
     "Inline `[code](https://code.example)` stays; [next page](../next.html).\n\n"
 )
-#: About 3 KiB: several windows of 1 KiB in every style.
-MARKDOWN = "# Install\n\n" + SECTION * 6
+#: About 3 KiB: several windows of 1 KiB in every style, and two sections.
+MARKDOWN = "# Install\n\n" + SECTION * 3 + "## Upgrade\n\n" + SECTION * 3
 STYLES: tuple[LinkStyle, ...] = LINK_STYLES
 
 
@@ -112,9 +113,18 @@ async def mcp_client(tmp_path: Path, links: LinkStyle = "inline") -> AsyncIterat
             yield client
 
 
+def _fenced_body(result: types.CallToolResult) -> str:
+    """The page text of a get-document answer: what its fence holds after the header."""
+    block = result.content[0]
+    assert isinstance(block, types.TextContent)
+    body = block.text.split("\n---\n", 1)[1]
+    return body[: body.rindex("\n<<<END FETCHED CONTENT ")]
+
+
 async def _read_all(client: Client, **args: object) -> tuple[str, list[dict[str, object]]]:
     """Every window of the sample, following cursors; the joined text and the windows."""
     windows: list[dict[str, object]] = []
+    texts: list[str] = []
     cursor: object = None
     while True:
         call = {"id": URL, "maxBytes": 1024, **args}
@@ -123,9 +133,10 @@ async def _read_all(client: Client, **args: object) -> tuple[str, list[dict[str,
         result = await client.call_tool("get-document", call)
         assert result.is_error is not True, result
         windows.append(result.structured_content or {})
+        texts.append(_fenced_body(result))
         cursor = windows[-1]["nextCursor"]
         if cursor is None:
-            return "".join(str(window["text"]) for window in windows), windows
+            return "".join(texts), windows
 
 
 class TestMcp:
@@ -153,6 +164,32 @@ class TestMcp:
         assert links["default"] == "none"
         assert default == restyle_links(MARKDOWN, "none")
         assert inline == MARKDOWN
+
+    async def test_a_section_opens_where_it_starts_in_the_styled_text(self, tmp_path: Path) -> None:
+        """Section offsets are found in the restyled text, not the stored one."""
+        async with mcp_client(tmp_path) as client:
+            answers = {
+                style: await client.call_tool(
+                    "get-document", {"id": URL, "section": "1", "links": style}
+                )
+                for style in STYLES
+            }
+        for style, answer in answers.items():
+            styled = restyle_links(MARKDOWN, style)
+            start = len(styled[: styled.index("## Upgrade")].encode())
+            assert (answer.structured_content or {})["start"] == start, style
+            assert _fenced_body(answer).startswith("## Upgrade\n"), style
+
+    async def test_search_sections_are_restyled(self, tmp_path: Path) -> None:
+        async with mcp_client(tmp_path, links="none") as client:
+            tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+            default = await client.call_tool("search-documents", {"query": "FAQ"})
+            inline = await client.call_tool("search-documents", {"query": "FAQ", "links": "inline"})
+        faq = "](https://docs.example.org/faq.html)"
+        assert tools["search-documents"].input_schema["properties"]["links"]["default"] == "none"
+        assert "the FAQ;" in _fenced_body(default)
+        assert faq not in _fenced_body(default)
+        assert faq in _fenced_body(inline)
 
     @pytest.mark.parametrize("value", ["footnote", 1, None])
     async def test_an_unknown_style_is_an_error_result_naming_links(
