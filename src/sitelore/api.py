@@ -56,6 +56,7 @@ from sitelore.firecrawl.answers import refusal
 from sitelore.firecrawl.routes import firecrawl_router
 from sitelore.host_guard import HostGuard, HostPolicy
 from sitelore.jobs import CrawlSlots, Job, JobManager
+from sitelore.linkstyle import LinkStyle
 from sitelore.models import CrawlOptions, CrawlSummary, Limits
 from sitelore.ports import JobRecords
 from sitelore.web import mount_ui
@@ -97,6 +98,10 @@ _OPEN_PATHS = ("/healthz", "/openapi.json")
 _HEARTBEAT_SECONDS = 15.0
 _HTTP_CODES = {404: "not-found", 405: "method-not-allowed"}
 _EVENT_ID_PATTERN = "^[0-9]{0,18}$"
+_LINKS_HELP = (
+    "How the Markdown's links are written: inline [text](url), reference [text][1] with "
+    "the URLs listed once at the end, or none (text only). Default: the server's links setting."
+)
 #: Why running crawls end when the server stops (their ``error.message``).
 SHUTDOWN_REASON = "the server is shutting down; pages stored before stay stored"
 
@@ -459,9 +464,13 @@ def _add_document_routes(
         )
 
     @app.get(f"{API_PREFIX}/documents/{{document_id}}", responses=_NOT_FOUND, tags=["documents"])
-    async def get_document(document_id: str) -> DocumentOut:
+    async def get_document(
+        document_id: str,
+        links: Annotated[LinkStyle, Query(description=_LINKS_HELP)] = runtime.settings.links,
+    ) -> DocumentOut:
         """One stored document with its Markdown."""
-        return DocumentOut.from_stored(await service.get_document(store, document_id))
+        doc = await service.get_document(store, document_id)
+        return DocumentOut.from_stored(doc, links=links)
 
     @app.delete(
         f"{API_PREFIX}/documents/{{document_id}}",

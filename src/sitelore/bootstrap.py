@@ -22,6 +22,7 @@ from sitelore.clock import SystemClock
 from sitelore.config import Settings
 from sitelore.errors import ArchiveError, ConfigError, UsageError
 from sitelore.guard import AddressPolicy, check_url, parse_resolve_entry, resolve_problem
+from sitelore.linkstyle import LinkStyle
 from sitelore.models import (
     CaptureRef,
     CrawlOptions,
@@ -276,11 +277,14 @@ class Runtime:
         reader = WarcReader(Path(archive) if archive is not None else None)
         return await reconvert(self.store, reader, convert=convert)
 
-    async def export_jsonl(self, out: TextIO) -> int:
-        """Write every document, with its provenance, as JSON lines to ``out``."""
+    async def export_jsonl(self, out: TextIO, *, links: LinkStyle | None = None) -> int:
+        """Write every document, with its provenance, as JSON lines to ``out``.
+
+        ``links``: the style of the Markdown's links (default: the ``links`` setting).
+        """
         from sitelore.rebuild import export_jsonl
 
-        return await export_jsonl(self.store, out)
+        return await export_jsonl(self.store, out, style=links or self.settings.links)
 
     async def export_warc(
         self, path: str | Path, *, archive: str | Path | None = None

@@ -24,6 +24,7 @@ from sitelore.cli_common import (
     DbOpt,
     DebugOpt,
     JsonOpt,
+    LinksOpt,
     NoRobotsOpt,
     ResolveOpt,
     UserAgentOpt,
@@ -33,6 +34,7 @@ from sitelore.cli_common import (
     err_console,
     hit_json,
     invocation,
+    links_flag,
     load_cli_settings,
     out_console,
     print_json,
@@ -58,7 +60,7 @@ from sitelore.errors import (
     UsageError,
     first_sitelore_error,
 )
-from sitelore.linkstyle import LINK_STYLES, LinkStyle, restyle_links
+from sitelore.linkstyle import restyle_links
 from sitelore.models import CrawlOptions, CrawlSummary
 
 if TYPE_CHECKING:
@@ -342,21 +344,13 @@ def show(
     db: DbOpt = None,
     config: ConfigOpt = None,
     as_json: JsonOpt = False,
-    links: Annotated[
-        str,
-        typer.Option(
-            "--links",
-            help="Links as inline [text](url), reference [text][1] with the URLs listed "
-            "at the end, or none (text only).",
-        ),
-    ] = "inline",
+    links: LinksOpt = None,
     debug: DebugOpt = False,
 ) -> None:
     """Print one stored document as Markdown (or JSON with its metadata)."""
-    if links not in LINK_STYLES:
-        raise UsageError(f"--links {links}: must be one of {', '.join(LINK_STYLES)}")
-    style: LinkStyle = links
+    asked = links_flag(links)
     settings = load_cli_settings(config=config, db=db)
+    style = asked or settings.links
 
     async def go() -> Any:
         async with Runtime(settings, create_store=False) as runtime:

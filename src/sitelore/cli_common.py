@@ -28,6 +28,7 @@ from rich.console import Console
 from sitelore.config import Settings, load_settings
 from sitelore.errors import ConfigError, SiteloreError, UsageError
 from sitelore.guard import parse_allow_entry, parse_resolve_entry, resolve_problem
+from sitelore.linkstyle import LINK_STYLES, LinkStyle
 from sitelore.models import CrawlOptions, SearchHit
 
 __all__ = [
@@ -37,6 +38,7 @@ __all__ = [
     "DebugOpt",
     "GlobalOptions",
     "JsonOpt",
+    "LinksOpt",
     "NoRobotsOpt",
     "ResolveOpt",
     "UserAgentOpt",
@@ -47,6 +49,7 @@ __all__ = [
     "global_options",
     "hit_json",
     "invocation",
+    "links_flag",
     "load_cli_settings",
     "out_console",
     "print_json",
@@ -100,6 +103,29 @@ UserAgentOpt = Annotated[
     str | None, typer.Option("--user-agent", help="User-Agent to send and to match robots.txt.")
 ]
 NoRobotsOpt = Annotated[bool, typer.Option("--no-robots", help="Do not fetch or obey robots.txt.")]
+LinksOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--links",
+        metavar="STYLE",
+        help="Links as inline [text](url), reference [text][1] with the URLs listed at "
+        "the end, or none (text only); default: the links setting (inline).",
+    ),
+]
+
+
+def links_flag(value: str | None) -> LinkStyle | None:
+    """The ``--links`` flag checked; None (not given) means the operator's ``links`` setting.
+
+    Raises:
+        UsageError: not one of the styles, naming the flag and its value.
+    """
+    if value is None:
+        return None
+    for style in LINK_STYLES:
+        if value == style:
+            return style
+    raise UsageError(f"--links {value}: must be one of {', '.join(LINK_STYLES)}")
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

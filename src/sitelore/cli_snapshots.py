@@ -20,7 +20,9 @@ from sitelore.cli_common import (
     DbOpt,
     DebugOpt,
     JsonOpt,
+    LinksOpt,
     err_console,
+    links_flag,
     load_cli_settings,
     out_console,
     print_json,
@@ -29,6 +31,7 @@ from sitelore.cli_common import (
 )
 from sitelore.config import Settings
 from sitelore.errors import ConfigError, UsageError
+from sitelore.linkstyle import LinkStyle
 
 if TYPE_CHECKING:
     from sitelore.rebuild import ReconvertReport
@@ -100,7 +103,11 @@ def _open_jsonl(path: Path) -> TextIO:
 
 
 async def _export(
-    settings: Settings, warc: Path | None, jsonl: Path | None, archive: Path | None
+    settings: Settings,
+    warc: Path | None,
+    jsonl: Path | None,
+    archive: Path | None,
+    links: LinkStyle | None,
 ) -> dict[str, Any]:
     result: dict[str, Any] = {}
     async with Runtime(settings, create_store=False) as runtime:
@@ -110,10 +117,10 @@ async def _export(
             result["warc"] = report.to_json()
         if jsonl is not None:
             if str(jsonl) == "-":
-                written = await runtime.export_jsonl(sys.stdout)
+                written = await runtime.export_jsonl(sys.stdout, links=links)
             else:
                 with _open_jsonl(jsonl) as out:
-                    written = await runtime.export_jsonl(out)
+                    written = await runtime.export_jsonl(out, links=links)
             result["jsonl"] = {"file": str(jsonl), "documents": written}
     return result
 
@@ -136,21 +143,28 @@ def export(
         ),
     ] = None,
     archive: ArchiveOpt = None,
+    links: LinksOpt = None,
     db: DbOpt = None,
     config: ConfigOpt = None,
     as_json: JsonOpt = False,
     debug: DebugOpt = False,
 ) -> None:
-    """Export the stored documents as a WARC file, JSON lines, or both."""
+    """Export the stored documents as a WARC file, JSON lines, or both.
+
+    --links styles the JSON lines' Markdown only; the WARC keeps the stored Markdown.
+    """
     if warc is None and jsonl is None:
         raise UsageError("export needs --warc FILE or --jsonl FILE (or both)")
+    style = links_flag(links)
+    if style is not None and jsonl is None:
+        raise UsageError("--links: only with --jsonl (the WARC keeps the stored Markdown)")
     if as_json and jsonl is not None and str(jsonl) == "-":
         raise UsageError("--json and --jsonl - both write to stdout; pick one")
     settings = load_cli_settings(config=config, db=db)
     if jsonl is not None and str(jsonl) != "-":
         _check_jsonl_target(jsonl)
     setup_logging(debug, progress=False)
-    result = run_async(_export(settings, warc, jsonl, archive))
+    result = run_async(_export(settings, warc, jsonl, archive, style))
     if as_json:
         print_json(result)
         return

@@ -21,6 +21,7 @@ from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Fie
 
 from sitelore import __version__
 from sitelore.errors import ConfigError, UsageError
+from sitelore.linkstyle import LinkStyle
 from sitelore.models import CrawlOptions, Limits
 
 __all__ = [
@@ -178,6 +179,14 @@ class Settings(BaseModel):
         _Strings, Field(description="Browser origins serve and mcp --transport http allow (CORS).")
     ] = ()
     store: str = DEFAULT_STORE
+    links: Annotated[
+        LinkStyle,
+        Field(
+            description="How documents' links are written when a request does not say "
+            "(show, export --jsonl, REST, MCP): inline [text](url), reference [text][1] "
+            "with the URLs listed at the end, or none (text only)."
+        ),
+    ] = "inline"
     limits: Limits = Field(default_factory=Limits)
     sources: dict[_SourceName, SourceSpec] = Field(default_factory=dict)
 

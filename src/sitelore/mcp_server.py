@@ -17,6 +17,7 @@ fields, defaults and caps are the same. A thin layer with three rules:
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from datetime import datetime
@@ -35,6 +36,7 @@ from sitelore.bootstrap import Runtime
 from sitelore.errors import SiteloreError
 from sitelore.host_guard import HostGuard, HostPolicy
 from sitelore.jobs import CrawlSlots
+from sitelore.linkstyle import LinkStyle, restyle_links
 from sitelore.mcp_rejects import RejectMalformed, serve_stdio
 from sitelore.models import PageOutcome, SearchHit
 from sitelore.wire import (
@@ -85,6 +87,12 @@ class _Args(BaseModel):
         return integral_floats(cls, data) if isinstance(data, dict) else data
 
 
+_LINKS_HELP = (
+    "inline [text](url); reference [text][1], URLs listed at the end; none: text only. "
+    "Applied before text is cut. Default: the server's setting."
+)
+
+
 class SearchArgs(_Args):
     """Arguments of ``search-documents``."""
 
@@ -96,6 +104,7 @@ class SearchArgs(_Args):
         int,
         Field(ge=1024, le=MAX_WINDOW_BYTES, description="Most bytes of section text in all."),
     ] = DEFAULT_SEARCH_BYTES
+    links: Annotated[LinkStyle, Field(description=_LINKS_HELP)] = "inline"
 
 
 class GetArgs(_Args):
@@ -116,6 +125,7 @@ class GetArgs(_Args):
         int,
         Field(ge=1024, le=MAX_WINDOW_BYTES, description="Most bytes of page text to return."),
     ] = DEFAULT_WINDOW_BYTES
+    links: Annotated[LinkStyle, Field(description=_LINKS_HELP)] = "inline"
 
 
 class ListArgs(_Args):
@@ -155,6 +165,13 @@ def _compact(node: Any, parent: str = "") -> Any:
 
 def _input(model: type[BaseModel]) -> dict[str, Any]:
     return dict(_compact(model.model_json_schema(by_alias=True)))
+
+
+def _with_links(model: type[BaseModel], links: LinkStyle) -> dict[str, Any]:
+    """``model``'s input schema, whose ``links`` default is the operator's setting."""
+    schema = _input(model)
+    schema["properties"]["links"]["default"] = links
+    return schema
 
 
 def _ok(text: str, structured: BaseModel) -> types.CallToolResult:
@@ -238,6 +255,10 @@ class _Tools:
         result = CrawlResult.from_summary(summary, requested)
         return _ok(_crawl_text(result, summary.seed), result)
 
+    def _links(self, parsed: SearchArgs | GetArgs) -> LinkStyle:
+        """The link style a call asked for, else the operator's setting."""
+        return parsed.links if "links" in parsed.model_fields_set else self._runtime.settings.links
+
     async def search(self, _ctx: _Context, args: dict[str, Any]) -> types.CallToolResult:
         parsed = SearchArgs.model_validate(args)
         store = self._runtime.store
@@ -245,7 +266,8 @@ class _Tools:
         result = SearchResult(query=parsed.query, hits=[Hit.from_hit(hit) for hit in hits])
         if not hits:
             return _ok(f"No documents match {parsed.query!r}.", result)
-        texts = await service.section_texts(store, hits, max_bytes=parsed.max_bytes)
+        links = self._links(parsed)
+        texts = await service.section_texts(store, hits, max_bytes=parsed.max_bytes, links=links)
         body = "\n\n".join(
             _hit_text(rank, hit, text)
             for rank, (hit, text) in enumerate(zip(hits, texts, strict=True), 1)
@@ -256,6 +278,9 @@ class _Tools:
     async def get(self, _ctx: _Context, args: dict[str, Any]) -> types.CallToolResult:
         parsed = GetArgs.model_validate(args)
         doc, section = await service.get_document_at(self._runtime.store, parsed.id)
+        links = self._links(parsed)
+        # Restyled before sections and windows are found, so offsets and cursors count it.
+        doc = dataclasses.replace(doc, markdown=restyle_links(doc.markdown, links))
         cursor = parsed.cursor
         wanted = parsed.section or section
         if wanted is not None and cursor is None:
@@ -319,7 +344,7 @@ def _tool_list(runtime: Runtime, remote: RemotePolicy) -> list[types.Tool]:
                 "Ask a question or give words; returns the best pages, each with its best "
                 "section's text, heading path and URL#anchor (within maxBytes in all)."
             ),
-            input_schema=_input(SearchArgs),
+            input_schema=_with_links(SearchArgs, runtime.settings.links),
             annotations=read_only,
         ),
         types.Tool(
@@ -328,9 +353,10 @@ def _tool_list(runtime: Runtime, remote: RemotePolicy) -> list[types.Tool]:
             description=(
                 "Return a window of a stored page's Markdown (at most maxBytes), fenced as "
                 "fetched content, from the start or from a section (an anchor, a number, or "
-                "an id given as URL#anchor); pass nextCursor back as cursor for the next window."
+                "an id given as URL#anchor); pass nextCursor back as cursor for the next window "
+                "(with the same links)."
             ),
-            input_schema=_input(GetArgs),
+            input_schema=_with_links(GetArgs, runtime.settings.links),
             annotations=read_only,
         ),
         types.Tool(

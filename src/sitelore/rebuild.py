@@ -22,6 +22,7 @@ from typing import Any, TextIO
 
 from sitelore.convert import to_document
 from sitelore.errors import ArchiveError, ConversionError, FetchError
+from sitelore.linkstyle import LinkStyle, restyle_links
 from sitelore.models import CaptureRef, Document, FetchMeta, StoredDocument
 from sitelore.ports import CaptureLinks, CaptureReader, Store
 
@@ -143,13 +144,18 @@ async def _reconvert_one(
         report.unchanged += 1
 
 
-def document_json(document: StoredDocument, capture: CaptureRef | None) -> dict[str, Any]:
-    """One exported document with its provenance (one line of ``export --jsonl``)."""
+def document_json(
+    document: StoredDocument, capture: CaptureRef | None, *, links: LinkStyle = "inline"
+) -> dict[str, Any]:
+    """One exported document with its provenance (one line of ``export --jsonl``).
+
+    ``links`` rewrites the Markdown's links (``contentHash`` stays the stored text's).
+    """
     return {
         "id": document.id,
         "url": document.url,
         "title": document.title,
-        "markdown": document.markdown,
+        "markdown": restyle_links(document.markdown, links),
         "contentHash": document.content_hash,
         "contentType": document.content_type,
         "status": document.status,
@@ -165,13 +171,17 @@ def document_json(document: StoredDocument, capture: CaptureRef | None) -> dict[
     }
 
 
-async def export_jsonl(store: Store, out: TextIO) -> int:
-    """Write every document as one JSON object per line to ``out``; return how many."""
+async def export_jsonl(store: Store, out: TextIO, *, style: LinkStyle = "inline") -> int:
+    """Write every document as one JSON object per line to ``out``; return how many.
+
+    ``style`` is the style of the Markdown's links (:func:`~sitelore.linkstyle.restyle_links`).
+    """
     links = store if isinstance(store, CaptureLinks) else None
     written = 0
     while batch := await store.list(limit=_PAGE, offset=written):
         for document in batch:
             capture = await links.capture_of(document.id) if links is not None else None
-            out.write(json.dumps(document_json(document, capture), ensure_ascii=False) + "\n")
+            line = document_json(document, capture, links=style)
+            out.write(json.dumps(line, ensure_ascii=False) + "\n")
             written += 1
     return written

@@ -32,6 +32,7 @@ from sitelore.errors import (
     UnsupportedContentTypeError,
     UsageError,
 )
+from sitelore.linkstyle import LinkStyle, restyle_links
 from sitelore.models import (
     CrawlOptions,
     CrawlSummary,
@@ -226,10 +227,13 @@ def section_start(doc: StoredDocument, section: str) -> int:
     )
 
 
-async def section_texts(store: Store, hits: list[SearchHit], *, max_bytes: int) -> list[str]:
+async def section_texts(
+    store: Store, hits: list[SearchHit], *, max_bytes: int, links: LinkStyle = "inline"
+) -> list[str]:
     """The Markdown of each hit's section, all of them within about ``max_bytes``.
 
-    Each hit gets an equal share; a section cut short says how to read on.
+    Each hit gets an equal share; a section cut short says how to read on. ``links`` is
+    applied to each whole section before it is cut.
     """
     share = max(256, max_bytes // max(1, len(hits)))
     texts: list[str] = []
@@ -239,7 +243,7 @@ async def section_texts(store: Store, hits: list[SearchHit], *, max_bytes: int) 
             texts.append(hit.snippet)
             continue
         data = doc.markdown.encode("utf-8", "surrogatepass")[hit.start : hit.end]
-        section = data.decode("utf-8", "replace").strip()
+        section = restyle_links(data.decode("utf-8", "replace").strip(), links)
         window = text_window(section, cursor=None, max_bytes=share)
         text = window.text
         if window.next_cursor is not None:

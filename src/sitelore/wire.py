@@ -18,6 +18,7 @@ from pydantic.alias_generators import to_camel
 
 from sitelore.errors import UsageError
 from sitelore.jobs import Job
+from sitelore.linkstyle import LinkStyle, restyle_links
 from sitelore.models import (
     CAPPED_OPTIONS,
     DEFAULT_DELAY,
@@ -390,13 +391,13 @@ class DocumentOut(_Wire):
     updated_at: datetime = Field(description="When the document last changed (UTC).")
 
     @classmethod
-    def from_stored(cls, doc: StoredDocument) -> DocumentOut:
-        """Shape a stored document."""
+    def from_stored(cls, doc: StoredDocument, *, links: LinkStyle = "inline") -> DocumentOut:
+        """Shape a stored document, its links written in ``links`` style."""
         return cls(
             id=doc.id,
             url=doc.url,
             title=doc.title,
-            markdown=doc.markdown,
+            markdown=restyle_links(doc.markdown, links),
             content_type=doc.content_type,
             status=doc.status,
             content_hash=doc.content_hash,

@@ -20,6 +20,7 @@ from sitelore.bootstrap import Runtime
 from sitelore.cli_serve import running_server
 from sitelore.config import Settings
 from sitelore.host_guard import HostPolicy
+from sitelore.linkstyle import LinkStyle
 from sitelore.models import Limits
 
 
@@ -41,14 +42,17 @@ async def serve_api(
     headers: dict[str, str] | None = None,
     host: str = "127.0.0.1",
     resolver: FakeResolver | None = None,
+    links: LinkStyle = "inline",
     **app_options: Any,
 ) -> AsyncIterator[Served]:
     """The API on ``host`` over a fresh SQLite store; 127.0.0.1 is allowed, the clock
-    never sleeps. The Host/Origin policy is that of a server bound to ``host``."""
+    never sleeps. The Host/Origin policy is that of a server bound to ``host``;
+    ``links`` is the operator's link style setting."""
     settings = Settings(
         store=str(tmp_path / "api.db"),
         allow_private=("127.0.0.1",),
         limits=limits or Limits(),
+        links=links,
     )
     async with Runtime(settings, clock=FakeClock(), resolver=resolver) as runtime:
         app = create_app(runtime, **{"hosts": HostPolicy(host), **app_options})
