@@ -51,12 +51,13 @@ deque slot; depth is implied by which queue holds it.
 
 from __future__ import annotations
 
+import itertools
 from collections import deque
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Final, NamedTuple
 
 from sitelore.errors import InvalidURLError
-from sitelore.models import SkipReason
+from sitelore.models import SKIPPED_URLS_PER_REASON, SkipReason
 from sitelore.urls import normalize_url
 
 if TYPE_CHECKING:
@@ -71,6 +72,8 @@ _FETCHED: Final = 1  # taken (requested) or landed on by a redirect
 _REJECTED: Final = 2  # filtered by scope, or released without a request
 
 _TRUNCATED_MAX_PAGES: Final = "max_pages"
+#: A kept example of a skipped string is cut to this many characters (invalid ones may be long).
+_EXAMPLE_CHARS: Final = 300
 
 
 class QueueItem(NamedTuple):
@@ -99,6 +102,7 @@ class Frontier:
     __slots__ = (
         "_cache",
         "_counts",
+        "_examples",
         "_in_flight",
         "_known",
         "_levels",
@@ -123,6 +127,7 @@ class Frontier:
         self._in_flight: list[int] = [0]
         self._too_deep: set[str] = set()
         self._counts: dict[SkipReason, int] = {}
+        self._examples: dict[SkipReason, list[str]] = {}
         self._queued = 1
         self._taken = 0
 
@@ -137,7 +142,7 @@ class Frontier:
         normalized = self._normalized(url)
         reason = SkipReason.INVALID if normalized is None else self._judge(normalized, depth)
         if reason is not None:
-            self._counts[reason] = self._counts.get(reason, 0) + 1
+            self._count(reason, url=normalized or url)
         return reason
 
     def offer_links(self, links: Iterable[str], depth: int) -> int:
@@ -151,7 +156,7 @@ class Frontier:
             except KeyError:
                 normalized = self._normalized(href)
             if normalized is None:
-                self._count(SkipReason.INVALID)
+                self._count(SkipReason.INVALID, url=href)
             elif normalized in known:
                 duplicates += 1
             else:
@@ -159,7 +164,7 @@ class Frontier:
                 if reason is None:
                     admitted += 1
                 else:
-                    self._count(reason)
+                    self._count(reason, url=normalized)
         if duplicates:
             self._count(SkipReason.DUPLICATE, duplicates)
         return admitted
@@ -195,7 +200,7 @@ class Frontier:
         self._known[item.url] = _REJECTED
         self._taken -= 1
         self._in_flight[item.depth] -= 1
-        self._count(reason)
+        self._count(reason, url=item.url)
 
     def requeue(self, item: QueueItem) -> None:
         """Put ``item`` back at the head of its depth unfetched; its page slot comes back.
@@ -284,6 +289,17 @@ class Frontier:
             out[str(SkipReason.CAP)] = self._queued
         return out
 
+    @property
+    def skipped_urls(self) -> dict[str, list[str]]:
+        """Some skipped URLs by reason: the first few of each, and of ``cap`` the next queued."""
+        out = {str(reason): list(urls) for reason, urls in self._examples.items() if urls}
+        if self.truncated:
+            queued = (
+                url for level in self._levels for url in level if self._known.get(url) == _QUEUED
+            )
+            out[str(SkipReason.CAP)] = list(itertools.islice(queued, SKIPPED_URLS_PER_REASON))
+        return out
+
     def __repr__(self) -> str:
         return (
             f"<Frontier seed={self.seed!r} pending={self._queued} in_flight={self.in_flight} "
@@ -344,5 +360,9 @@ class Frontier:
         self._known[normalized] = _FETCHED
         return True
 
-    def _count(self, reason: SkipReason, n: int = 1) -> None:
+    def _count(self, reason: SkipReason, n: int = 1, *, url: str | None = None) -> None:
         self._counts[reason] = self._counts.get(reason, 0) + n
+        if url is not None:
+            kept = self._examples.setdefault(reason, [])
+            if len(kept) < SKIPPED_URLS_PER_REASON:
+                kept.append(url[:_EXAMPLE_CHARS])

@@ -23,6 +23,7 @@ __all__ = [
     "CAPPED_OPTIONS",
     "DEFAULT_DELAY",
     "PINNED_SKIP_REASONS",
+    "SKIPPED_URLS_PER_REASON",
     "CaptureRef",
     "ChangeKind",
     "ClampNote",
@@ -531,6 +532,11 @@ class CrawlOptions(BaseModel):
 DEFAULT_DELAY: float = CrawlOptions.model_fields["delay"].default
 
 
+#: Skipped URLs a summary keeps per reason, to say why a URL was not fetched (the counts
+#: stay exact; ``duplicate`` keeps none: it is every later sighting of a known URL).
+SKIPPED_URLS_PER_REASON = 20
+
+
 @dataclasses.dataclass(slots=True, kw_only=True)
 class CrawlSummary:
     """What a crawl did: fetched, indexed, skipped by reason, failed, truncated."""
@@ -547,6 +553,8 @@ class CrawlSummary:
     clamped: tuple[ClampNote, ...] = ()
     #: URLs the site's sitemaps listed (offered to the frontier; scope still applies).
     sitemap_urls: int = 0
+    #: Some skipped URLs by reason (the first ``SKIPPED_URLS_PER_REASON`` of each).
+    skipped_urls: dict[str, list[str]] = dataclasses.field(default_factory=dict)
     #: False keeps the counts only, not every outcome: memory stays flat on very long
     #: crawls (``pages`` then stays empty; the outcomes were streamed to the caller).
     keep_pages: bool = True
@@ -585,6 +593,12 @@ class CrawlSummary:
                 out[page.change].append(page.url)
         return out
 
+    def note_skipped(self, reason: str, url: str) -> None:
+        """Keep ``url`` as an example of ``reason`` while fewer than the cap are kept."""
+        kept = self.skipped_urls.setdefault(reason, [])
+        if len(kept) < SKIPPED_URLS_PER_REASON:
+            kept.append(url)
+
     def skipped_by_reason(self) -> dict[str, int]:
         """URLs not fetched by reason: the pinned reasons always (0 when none), then others."""
         counts = {str(reason): 0 for reason in PINNED_SKIP_REASONS}
@@ -608,6 +622,7 @@ class CrawlSummary:
             "clamped": [note.to_json() for note in self.clamped],
             "warnings": list(self.warnings),
             "sitemapUrls": self.sitemap_urls,
+            "skippedUrls": {reason: list(urls) for reason, urls in self.skipped_urls.items()},
         }
 
 

@@ -245,6 +245,9 @@ class CrawlRun:
         for reason, count in summary.skipped.items():
             merged[reason] = merged.get(reason, 0) + count
         summary.skipped = merged
+        for reason, urls in frontier.skipped_urls.items():
+            for url in urls:
+                summary.note_skipped(reason, url)
         summary.unfetched = frontier.pending
         if summary.truncated_reason is None and frontier.truncated:
             summary.truncated = True
@@ -322,9 +325,11 @@ class CrawlRun:
         self.summary.record(outcome)
         self._queue.put_nowait(outcome)
 
-    def _skip(self, reason: SkipReason) -> None:
+    def _skip(self, reason: SkipReason, url: str) -> None:
         skipped = self.summary.skipped
         skipped[str(reason)] = skipped.get(str(reason), 0) + 1
+        if reason is not SkipReason.DUPLICATE:
+            self.summary.note_skipped(str(reason), url)
 
 
 class _Scheduler:
@@ -573,7 +578,7 @@ class _Scheduler:
         final = snapshot.final_url
         if not frontier.land(item, final, snapshot.redirects):
             log.debug("skip %s: redirect to %s, already fetched", item.url, final)
-            self._run._skip(SkipReason.DUPLICATE)
+            self._run._skip(SkipReason.DUPLICATE, item.url)
             return _Page(self._plain(item, snapshot))
         if (
             final != item.url
@@ -610,7 +615,7 @@ class _Scheduler:
     ) -> PageOutcome:
         if document.noindex:
             log.info("not indexed (noindex) %s", snapshot.final_url)
-            self._run._skip(SkipReason.NOINDEX)
+            self._run._skip(SkipReason.NOINDEX, snapshot.final_url)
             return dataclasses.replace(self._plain(item, snapshot), title=document.title)
         result = await self._spider._store.upsert(document, FetchMeta.from_snapshot(snapshot))
         await self._link_capture(result, snapshot)

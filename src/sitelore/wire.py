@@ -341,6 +341,10 @@ class CrawlResult(_Wire):
     skipped: dict[str, int] = Field(
         description="URLs not fetched, by reason (robots, filtered, ...)."
     )
+    skipped_urls: dict[str, list[str]] = Field(
+        description="Why a URL was not fetched: the first 20 skipped URLs of each reason "
+        "(duplicate excluded)."
+    )
     elapsed_ms: int = Field(description="Wall time of the crawl in milliseconds.")
     applied: CrawlOptions = Field(description="The options the crawl ran with, after clamping.")
     clamped: list[Clamped] = Field(
@@ -364,6 +368,7 @@ class CrawlResult(_Wire):
             truncated_reason=summary.truncated_reason,
             unfetched=summary.unfetched,
             skipped=summary.skipped_by_reason(),
+            skipped_urls={reason: list(urls) for reason, urls in summary.skipped_urls.items()},
             elapsed_ms=round(summary.elapsed_ms),
             applied=summary.options,
             clamped=clamped_fields(requested, summary.options),

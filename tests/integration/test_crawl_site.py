@@ -116,6 +116,10 @@ class TestBundledSite:
         fetched = paths(summary, site)
         assert not any(p.startswith("/internal/") for p in fetched)
         assert summary.skipped["robots"] == 1
+        # Which URL robots.txt kept out, said in the summary as well as counted.
+        assert summary.to_json()["skippedUrls"]["robots"] == [
+            site + "/internal/release-checklist.html"
+        ]
         broken = sorted(p.url.removeprefix(site) for p in summary.pages if p.error)
         assert broken == [
             "/concepts/priorities.html",

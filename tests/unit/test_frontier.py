@@ -354,3 +354,45 @@ def test_repr_is_informative() -> None:
     frontier = _frontier(max_pages=7)
     assert "pending=1" in repr(frontier)
     assert "taken=0/7" in repr(frontier)
+
+
+def test_skipped_urls_say_why_each_was_not_fetched() -> None:
+    """A few URLs per reason are kept beside the exact counts; duplicates keep none."""
+    frontier = _frontier(max_pages=3, max_depth=1, path_prefix="/docs")
+    seed = frontier.take()
+    assert seed is not None
+    links = [_url("docs/a"), _url("docs/b"), _url("docs/c"), _url("blog/x"), "mailto:a@b"]
+    frontier.offer_links([*links, _url("docs/a")], 1)
+    frontier.offer(_url("docs/deep"), 2)
+    frontier.done(seed)
+    first = frontier.take()
+    assert first is not None
+    frontier.release(first, SkipReason.ROBOTS)
+    assert frontier.skipped_urls == {
+        "filtered": [_url("blog/x")],
+        "invalid": ["mailto:a@b"],
+        "depth": [_url("docs/deep")],
+        "robots": [_url("docs/a")],
+    }
+    frontier.take()
+    frontier.take()
+    assert frontier.skipped == {
+        "filtered": 1,
+        "invalid": 1,
+        "depth": 1,
+        "robots": 1,
+        "duplicate": 1,
+    }
+
+
+def test_skipped_urls_keep_a_bounded_number_per_reason() -> None:
+    frontier = _frontier(max_depth=0)
+    frontier.offer_links([_url(f"p{i}") for i in range(500)], 1)
+    assert frontier.skipped["depth"] == 500
+    assert frontier.skipped_urls["depth"] == [_url(f"p{i}") for i in range(20)]
+
+
+def test_urls_left_by_the_page_budget_are_named_under_cap() -> None:
+    frontier = _frontier(max_pages=3)
+    _drain(frontier, SITE)
+    assert frontier.skipped_urls["cap"] == [_url(p) for p in ["c", "a1", "a2", "b1"]]

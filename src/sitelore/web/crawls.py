@@ -66,6 +66,7 @@ SKIP_REASONS: Mapping[str, str] = {
     SkipReason.BLOCKED: "a private or refused address",
     SkipReason.INVALID: "not a valid http(s) URL",
     SkipReason.NOINDEX: "the page asks not to be indexed",
+    SkipReason.THROTTLED: "the site asked for a longer wait than the crawl may give",
 }
 
 
