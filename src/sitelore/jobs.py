@@ -89,6 +89,14 @@ class Job:
         self._events: list[JobEvent] = []
         self._changed = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
+        self._live: CrawlRun | None = None
+
+    @property
+    def skipped(self) -> dict[str, int]:
+        """URLs skipped by reason: so far while running, the summary's once ended."""
+        if self.summary is not None:
+            return self.summary.skipped_by_reason()
+        return self._live.skipped_so_far() if self._live is not None else {}
 
     @property
     def finished(self) -> bool:
@@ -136,6 +144,7 @@ class Job:
         self.status = status
         self.finished_at = now
         self.summary = run.summary if run is not None else None
+        self._live = None
         self.error = error
         self._push(None)
 
@@ -264,6 +273,7 @@ class JobManager:
             if self._on_change is not None:
                 await self._on_change(job)
             async with open_crawl(job.seed, job.requested) as run:
+                job._live = run
                 async for page in run:
                     job._record(page)
         except asyncio.CancelledError:

@@ -236,15 +236,19 @@ class CrawlRun:
             self._finish_summary()
             self._queue.put_nowait(None)
 
+    def skipped_so_far(self) -> dict[str, int]:
+        """URLs skipped until now, by reason (while running; the summary has them after)."""
+        merged = dict(self._frontier.skipped) if self._frontier is not None else {}
+        for reason, count in self.summary.skipped.items():
+            merged[reason] = merged.get(reason, 0) + count
+        return merged
+
     def _finish_summary(self) -> None:
         frontier = self._frontier
         if frontier is None:
             return
         summary = self.summary
-        merged = dict(frontier.skipped)
-        for reason, count in summary.skipped.items():
-            merged[reason] = merged.get(reason, 0) + count
-        summary.skipped = merged
+        summary.skipped = self.skipped_so_far()
         for reason, urls in frontier.skipped_urls.items():
             for url in urls:
                 summary.note_skipped(reason, url)

@@ -23,6 +23,10 @@ class ScriptedRun:
     def __init__(self, seed: str, options: CrawlOptions) -> None:
         self.summary = CrawlSummary(seed=seed, options=options)
         self.feed: asyncio.Queue[PageOutcome | None] = asyncio.Queue()
+        self.skipped: dict[str, int] = {}
+
+    def skipped_so_far(self) -> dict[str, int]:
+        return dict(self.skipped)
 
     def __aiter__(self) -> ScriptedRun:
         return self
@@ -98,6 +102,24 @@ class TestJobLife:
         assert job.summary is run.summary
         resumed = await collect(job.events(after=2))
         assert [e.seq for e in resumed] == [3]
+
+    async def test_skips_are_counted_live_then_from_the_summary(self) -> None:
+        """A running job says what its crawl skipped so far; an ended one, the summary."""
+        opener = Opener()
+        jobs = manager(opener)
+        job = jobs.start("https://x.example/", CrawlOptions())
+        await settle()
+        run = opener.runs[0]
+        assert job.skipped == {}
+        run.skipped = {"robots": 2}
+        assert job.skipped == {"robots": 2}
+        run.summary.skipped = {"robots": 3, "noindex": 1}
+        run.feed.put_nowait(None)
+        await settle()
+        assert job.finished
+        assert job.skipped["robots"] == 3
+        assert job.skipped["noindex"] == 1
+        assert job.skipped["throttled"] == 0  # the pinned reasons, as in every summary
 
     async def test_heartbeat_yields_none_while_idle(self) -> None:
         """With a heartbeat, an idle job yields None so a stream can keep alive."""

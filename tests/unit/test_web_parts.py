@@ -10,7 +10,7 @@ import pytest
 
 from sitelore.models import SearchHit
 from sitelore.web import _safe_next
-from sitelore.web.crawls import parse_crawl_form
+from sitelore.web.crawls import parse_crawl_form, skipped_line
 from sitelore.web.documents import ResultView, result_view
 from sitelore.web.gate import is_ui_path
 from sitelore.web.markdown import render_markdown
@@ -170,3 +170,15 @@ def test_login_goes_back_only_to_this_server(target: str, safe: str) -> None:
 )
 def test_the_gate_leaves_machine_routes_alone(path: str, ui: bool) -> None:
     assert is_ui_path(path) is ui
+
+
+@pytest.mark.parametrize(
+    ("skipped", "line"),
+    [
+        ({}, "none"),
+        ({"robots": 0, "filtered": 0}, "none"),
+        ({"robots": 2, "filtered": 0, "depth": 5}, "robots 2 · depth 5"),
+    ],
+)
+def test_live_skips_read_as_one_line(skipped: dict[str, int], line: str) -> None:
+    assert skipped_line(skipped) == line

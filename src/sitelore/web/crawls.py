@@ -28,7 +28,7 @@ from sitelore.models import PageOutcome, SkipReason
 from sitelore.web.views import Pages, read_form, redirect
 from sitelore.wire import CrawlJobRequest, RemoteOptionError, RemotePolicy
 
-__all__ = ["FIELDS", "SKIP_REASONS", "FormField", "crawl_routes", "parse_crawl_form"]
+__all__ = ["FIELDS", "SKIP_REASONS", "FormField", "crawl_routes", "parse_crawl_form", "skipped_line"]
 
 _HEARTBEAT_SECONDS = 15.0
 _KEPT_IDS = 200
@@ -133,7 +133,13 @@ def _progress(job: Job) -> dict[str, Any]:
         "indexed": sum(1 for p in pages if p.indexed),
         "errors": sum(1 for p in pages if p.error is not None),
         "current": pages[-1].url if pages else None,
+        "skipped": skipped_line(job.skipped),
     }
+
+
+def skipped_line(skipped: Mapping[str, int]) -> str:
+    """``robots 2 · filtered 5``: the reasons that happened, for the live progress."""
+    return " · ".join(f"{reason} {count}" for reason, count in skipped.items() if count) or "none"
 
 
 def _page_row(page: PageOutcome) -> dict[str, Any]:

@@ -82,6 +82,7 @@ function showProgress(p) {
   text("p-done", p.done);
   text("p-indexed", p.indexed);
   text("p-errors", p.errors);
+  text("p-skipped", p.skipped);
   if (p.current) text("p-current", p.current);
   const bar = document.getElementById("p-bar");
   if (bar) bar.value = p.done;
