@@ -29,6 +29,7 @@ __all__ = [
     "CaptureLinks",
     "CaptureReader",
     "Clock",
+    "Converter",
     "ExchangeObserver",
     "Fetcher",
     "HopCheck",
@@ -92,6 +93,22 @@ class Fetcher(Protocol):
         timeout: float | None = None,
     ) -> Snapshot:
         """Fetch ``url`` through the guard, following redirects by hand."""
+        ...
+
+
+class Converter(Protocol):
+    """**Protocol:** turn one fetched body into a Document (the crawl awaits it).
+
+    Implementations: ``convert.DocumentConverter`` (in this process) and
+    ``convert_pool.ProcessConverter`` (worker processes, a time cap per page). Raises
+    only a page's typed errors: ``UnsupportedContentTypeError``, ``ConversionError``
+    (``ConversionFailedError`` when the converter raised, crashed or ran over its cap).
+    """
+
+    async def convert(
+        self, body: bytes, content_type: str, url: str, charset: str | None
+    ) -> Document:
+        """The document of ``body``, fetched from ``url`` (its final URL)."""
         ...
 
 
