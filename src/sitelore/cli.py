@@ -27,6 +27,7 @@ from sitelore.cli_common import (
     NoRobotsOpt,
     ResolveOpt,
     UserAgentOpt,
+    WorkersOpt,
     app,
     crawl_options,
     debugging,
@@ -154,6 +155,7 @@ def crawl(
         ),
     ] = None,
     frontier: FrontierOpt = None,
+    workers: WorkersOpt = None,
     user_agent: UserAgentOpt = None,
     db: DbOpt = None,
     allow_private: AllowPrivateOpt = None,
@@ -171,7 +173,12 @@ def crawl(
     if capture is not None and replay is not None:
         raise UsageError("--capture and --replay cannot be used together")
     settings = load_cli_settings(
-        config=config, db=db, user_agent=user_agent, allow_private=allow_private, resolve=resolve
+        config=config,
+        db=db,
+        user_agent=user_agent,
+        allow_private=allow_private,
+        resolve=resolve,
+        workers=workers,
     )
     options = crawl_options(
         max_pages=max_pages,
@@ -217,6 +224,7 @@ def crawl(
 def fetch(
     url: Annotated[str, typer.Argument(help="The page to fetch.")],
     no_robots: NoRobotsOpt = False,
+    workers: WorkersOpt = None,
     user_agent: UserAgentOpt = None,
     db: DbOpt = None,
     allow_private: AllowPrivateOpt = None,
@@ -231,7 +239,12 @@ def fetch(
     outcome's error, and the command still exits 0: the fetch ran.
     """
     settings = load_cli_settings(
-        config=config, db=db, user_agent=user_agent, allow_private=allow_private, resolve=resolve
+        config=config,
+        db=db,
+        user_agent=user_agent,
+        allow_private=allow_private,
+        resolve=resolve,
+        workers=workers,
     )
     options = CrawlOptions(max_pages=1, max_depth=0, respect_robots=not no_robots, concurrency=1)
     setup_logging(debug, progress=False, quiet=True)

@@ -41,6 +41,7 @@ __all__ = [
     "NoRobotsOpt",
     "ResolveOpt",
     "UserAgentOpt",
+    "WorkersOpt",
     "app",
     "crawl_options",
     "debugging",
@@ -97,6 +98,10 @@ UserAgentOpt = Annotated[
     str | None, typer.Option("--user-agent", help="User-Agent to send and to match robots.txt.")
 ]
 NoRobotsOpt = Annotated[bool, typer.Option("--no-robots", help="Do not fetch or obey robots.txt.")]
+WorkersOpt = Annotated[
+    int | None,
+    typer.Option("--workers", help="Processes converting pages (default: the machine's cores)."),
+]
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -157,6 +162,7 @@ _FLAG_OF_SETTING = {
     "user_agent": "--user-agent",
     "allow_private": "--allow-private",
     "resolve": "--resolve",
+    "convert": "--workers",
 }
 
 
@@ -184,6 +190,7 @@ def load_cli_settings(
     user_agent: str | None = None,
     allow_private: Sequence[str] | None = None,
     resolve: Sequence[str] | None = None,
+    workers: int | None = None,
 ) -> Settings:
     """Settings for a command: defaults < settings file < environment < flags.
 
@@ -212,6 +219,8 @@ def load_cli_settings(
         overrides["allow_private"] = (*base.allow_private, *allow_private)
     if resolve:
         overrides["resolve"] = (*base.resolve, *resolve)
+    if workers is not None:
+        overrides["convert"] = {**base.convert.model_dump(), "workers": workers}
     return load_settings(
         text, source=source, environ=os.environ, overrides=overrides, flags=_FLAG_OF_SETTING
     )

@@ -33,6 +33,7 @@ from sitelore.cli_common import (
     DebugOpt,
     ResolveOpt,
     UserAgentOpt,
+    WorkersOpt,
     err_console,
     load_cli_settings,
     run_async,
@@ -195,9 +196,15 @@ def _settings(
     resolve: list[str] | None,
     cap_max_pages: int | None,
     cap_max_depth: int | None,
+    workers: int | None,
 ) -> Settings:
     settings = load_cli_settings(
-        config=config, db=db, user_agent=user_agent, allow_private=allow_private, resolve=resolve
+        config=config,
+        db=db,
+        user_agent=user_agent,
+        allow_private=allow_private,
+        resolve=resolve,
+        workers=workers,
     )
     caps = {"max_pages": cap_max_pages, "max_depth": cap_max_depth}
     changes = {key: value for key, value in caps.items() if value is not None}
@@ -222,6 +229,7 @@ def serve(
     cap_max_depth: CapDepthOpt = None,
     delay: RemoteDelayOpt = DEFAULT_DELAY,
     allow_render: AllowRenderOpt = False,
+    workers: WorkersOpt = None,
     db: DbOpt = None,
     allow_private: AllowPrivateOpt = None,
     resolve: ResolveOpt = None,
@@ -240,6 +248,7 @@ def serve(
         resolve=resolve,
         cap_max_pages=cap_max_pages,
         cap_max_depth=cap_max_depth,
+        workers=workers,
     )
     setup_logging(debug, progress=False)
     create_app = _need("sitelore.api", "api").create_app
@@ -272,6 +281,7 @@ def mcp(
     cap_max_depth: CapDepthOpt = None,
     delay: RemoteDelayOpt = DEFAULT_DELAY,
     allow_render: AllowRenderOpt = False,
+    workers: WorkersOpt = None,
     db: DbOpt = None,
     allow_private: AllowPrivateOpt = None,
     resolve: ResolveOpt = None,
@@ -293,6 +303,7 @@ def mcp(
         resolve=resolve,
         cap_max_pages=cap_max_pages,
         cap_max_depth=cap_max_depth,
+        workers=workers,
     )
     # stdout carries the protocol over stdio: logs go to stderr, quietly.
     setup_logging(debug, progress=transport == "stdio")

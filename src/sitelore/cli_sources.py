@@ -31,6 +31,7 @@ from sitelore.cli_common import (
     JsonOpt,
     ResolveOpt,
     UserAgentOpt,
+    WorkersOpt,
     debugging,
     err_console,
     load_cli_settings,
@@ -211,6 +212,7 @@ def update(
         list[str] | None, typer.Argument(metavar="[NAME]...", help="Sources (default: all).")
     ] = None,
     force: Annotated[bool, typer.Option("--force", help="Crawl even if not due.")] = False,
+    workers: WorkersOpt = None,
     db: DbOpt = None,
     allow_private: AllowPrivateOpt = None,
     resolve: ResolveOpt = None,
@@ -221,7 +223,12 @@ def update(
 ) -> None:
     """Re-crawl the sources whose refresh interval has passed, and report what changed."""
     settings = load_cli_settings(
-        config=config, db=db, user_agent=user_agent, allow_private=allow_private, resolve=resolve
+        config=config,
+        db=db,
+        user_agent=user_agent,
+        allow_private=allow_private,
+        resolve=resolve,
+        workers=workers,
     )
     where = str(settings_path(config) or _DEFAULT_FILE)
     selected = select_sources(settings.sources, names or (), where=where)

@@ -30,6 +30,7 @@ URL, a bad settings file) surface to the user with an exit code.
     ├── BusyError                 too many crawls running at once (HTTP 429)
     ├── FrontierError             the shared Redis frontier failed mid-crawl
     └── StoreError                the store failed while in use (disk full, locked)
+        ├── PageStoreError        ... while storing one page of a crawl: a page outcome
         └── StoreLocationError    exit 78: the store location is unusable (not SQLite, ...)
             └── SchemaVersionError  the store is from a newer sitelore
 
@@ -64,6 +65,7 @@ __all__ = [
     "NoSnapshotError",
     "NoStoreError",
     "NotFoundError",
+    "PageStoreError",
     "ResponseTooLargeError",
     "RobotsDeniedError",
     "RobotsRefusedError",
@@ -280,10 +282,20 @@ class FrontierError(SiteloreError):
 class StoreError(SiteloreError):
     """The document store failed while in use (disk full, locked too long): internal (70).
 
-    Raised while storing one page of a crawl, it is that page's ``store-failed`` outcome.
+    Raised while storing one page of a crawl, it becomes that page's
+    :class:`PageStoreError` (``store-failed``) and the crawl goes on.
     """
 
+
+class PageStoreError(StoreError):
+    """Storing (or looking up) one page of a crawl failed: that page's outcome."""
+
     kind = ErrorKind.STORE_FAILED
+
+    def __init__(self, url: str, reason: str) -> None:
+        self.url = url
+        self.reason = reason
+        super().__init__(f"{url}: storing failed: {reason}")
 
 
 class StoreLocationError(StoreError):

@@ -25,11 +25,11 @@ from sitelore.errors import (
     NetworkError,
     NoSnapshotError,
     NotFoundError,
+    PageStoreError,
     ResponseTooLargeError,
     RobotsDeniedError,
     RobotsRefusedError,
     SiteloreError,
-    StoreError,
     TooManyRedirectsError,
     UnsupportedContentTypeError,
     UsageError,
@@ -70,7 +70,7 @@ ERROR_CLASS_OF_KIND: Mapping[ErrorKind, type[SiteloreError]] = {
     ErrorKind.NO_SNAPSHOT: NoSnapshotError,
     ErrorKind.INVALID_URL: InvalidURLError,
     ErrorKind.CONVERSION_FAILED: ConversionFailedError,
-    ErrorKind.STORE_FAILED: StoreError,
+    ErrorKind.STORE_FAILED: PageStoreError,
 }
 
 #: Start-page failures that are the caller's to fix, even for a crawl.

@@ -49,6 +49,7 @@ from sitelore.errors import (
     FetchError,
     FetchTimeoutError,
     HTTPStatusError,
+    PageStoreError,
     RobotsDeniedError,
     RobotsRefusedError,
     SiteloreError,
@@ -368,6 +369,8 @@ class _Scheduler:
         # Rendered pages' own requests, one at a time per origin (the page's worker
         # already holds that page's origin lock, so these take their own).
         self._sub_request_locks: dict[str, asyncio.Lock] = {}
+        # Per origin: set once the page fetched last has reported its outcome.
+        self._reported: dict[str, asyncio.Event] = {}
         self._wakeup = asyncio.Event()
         self._known_delays: set[str] = set()
         self._stopped = False
@@ -391,16 +394,25 @@ class _Scheduler:
                 self._wakeup.clear()
                 await self._wakeup.wait()
                 continue
-            page = await self._visit(item, origin(item.url))
-            if page is not None:
-                self._run._emit(page.outcome)
-                if page.links:
-                    frontier.offer_links(page.links, item.depth + 1)
-                frontier.done(item)
+            reported = asyncio.Event()
+            try:
+                page = await self._visit(item, origin(item.url), reported)
+                if page is not None:
+                    self._run._emit(page.outcome)
+                    if page.links:
+                        frontier.offer_links(page.links, item.depth + 1)
+                    frontier.done(item)
+            finally:
+                reported.set()  # the origin's next page may report now
             self._notify()
 
-    async def _visit(self, item: QueueItem, key: str) -> _Page | None:
-        """Check, wait, fetch, convert and store one page; None if no request was made."""
+    async def _visit(self, item: QueueItem, key: str, reported: asyncio.Event) -> _Page | None:
+        """Check, wait, fetch, convert and store one page; None if no request was made.
+
+        Pages of one origin convert side by side but report in the order they were
+        fetched (``reported`` is set once this one has), so the outcomes and the links
+        offered keep BFS order whatever each conversion takes.
+        """
         spider, frontier = self._spider, self._frontier
         try:
             spider._url_check(item.url)
@@ -420,10 +432,15 @@ class _Scheduler:
                 self._stop_at_deadline(item)
                 return None
             fetched = await self._fetch_page(item, key)
+            before = self._reported.get(key)
+            self._reported[key] = reported
             if spider._renderer is not None and isinstance(fetched, _Fetched):
-                return await self._settle(item, fetched)  # renders under the origin's lock
+                fetched = await self._settle(item, fetched)  # renders under the origin's lock
         # The origin is free again: its next request overlaps this page's conversion.
-        return await self._settle(item, fetched) if isinstance(fetched, _Fetched) else fetched
+        page = await self._settle(item, fetched) if isinstance(fetched, _Fetched) else fetched
+        if before is not None:
+            await before.wait()
+        return page
 
     async def before_sitemap(self, url: str) -> bool:
         """May a sitemap file be fetched now? Robots.txt first, then the origin's spacing."""
@@ -684,14 +701,22 @@ class _Fetched:
 
 
 async def _storing(url: str, step: Awaitable[_T]) -> _T:
-    """Await one store step of a page; any failure but a StoreError becomes one."""
+    """Await one store step of a page; its failure is the page's ``PageStoreError``.
+
+    An unusable store location (exit 78) and errors that are not the store's (a fetch
+    or conversion error raised inside the step) pass through as themselves.
+    """
     try:
         return await step
+    except StoreError as exc:
+        if exc.exit_code == EXIT_CONFIG or isinstance(exc, PageStoreError):
+            raise
+        raise PageStoreError(url, str(exc)) from exc
     except SiteloreError:
         raise
     except Exception as exc:
         log.debug("storing %s failed", url, exc_info=True)
-        raise StoreError(f"{url}: storing failed: {type(exc).__name__}: {exc}") from exc
+        raise PageStoreError(url, f"{type(exc).__name__}: {exc}") from exc
 
 
 def _first_sitelore_error(group: BaseExceptionGroup[BaseException]) -> SiteloreError | None:

@@ -154,6 +154,14 @@ class ProcessConverter:
             raise ConversionError(payload)
         raise ConversionFailedError(url, payload)
 
+    async def warm(self) -> None:
+        """Start one worker now if none is running, so the first page does not wait."""
+        free = self._slots()
+        if self._idle or free.locked():
+            return
+        async with free:
+            self._idle.append(await self._start())
+
     async def aclose(self) -> None:
         """Stop every worker and reap it (and any killed one still being reaped)."""
         idle, self._idle = self._idle, []
