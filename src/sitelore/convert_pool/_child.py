@@ -16,20 +16,13 @@ import resource
 from collections.abc import Callable
 from typing import IO, Any
 
-from sitelore.convert_pool._frames import frame, read_frame
+from sitelore.convert_pool._frames import DEFAULT_FACTORY, Reply, frame, read_frame
 from sitelore.errors import ConversionError, ConversionFailedError, UnsupportedContentTypeError
 
-__all__ = ["DEFAULT_FACTORY", "Reply", "answer", "main"]
+__all__ = ["answer", "describe", "main", "serve"]
 
-#: What builds the worker's converter: ``module:callable`` returning
-#: ``(body, content_type, url, charset) -> Document``.
-DEFAULT_FACTORY = "sitelore.convert:DocumentConverter"
 _MiB = 1024 * 1024
 _REASON_CHARS = 300
-
-#: (status, payload, retire): status "ok" (payload: Document), "unsupported",
-#: "conversion" or "failed" (payload: message); retire asks the pool for a new worker.
-Reply = tuple[str, Any, bool]
 Convert = Callable[[bytes, str, str, "str | None"], Any]
 
 

@@ -9,10 +9,17 @@ from __future__ import annotations
 import pickle
 from typing import IO, Any
 
-__all__ = ["HEADER", "frame", "read_frame", "unpack"]
+__all__ = ["DEFAULT_FACTORY", "HEADER", "Reply", "frame", "read_frame", "unpack"]
 
 #: Bytes of the length prefix.
 HEADER = 4
+#: What builds a worker's converter: ``module:callable`` returning
+#: ``(body, content_type, url, charset) -> Document``.
+DEFAULT_FACTORY = "sitelore.convert:DocumentConverter"
+#: A worker's answer: (status, payload, retire). Status "ok" (payload: the Document),
+#: "unsupported", "conversion" or "failed" (payload: the message); ``retire`` asks
+#: the pool to replace the worker; the first frame a worker sends is ("ready", pid).
+Reply = tuple[str, Any, bool]
 
 
 def frame(value: Any) -> bytes:

@@ -17,8 +17,7 @@ import sys
 from types import TracebackType
 from typing import Self
 
-from sitelore.convert_pool._child import DEFAULT_FACTORY, Reply
-from sitelore.convert_pool._frames import HEADER, frame, unpack
+from sitelore.convert_pool._frames import DEFAULT_FACTORY, HEADER, Reply, frame, unpack
 from sitelore.errors import (
     ConfigError,
     ConversionError,
