@@ -39,6 +39,7 @@ from sitelore.cli_common import (
     print_json,
     run_async,
     setup_logging,
+    with_workers,
 )
 from sitelore.cli_output import (
     CrawlProgress,
@@ -173,13 +174,9 @@ def crawl(
     if capture is not None and replay is not None:
         raise UsageError("--capture and --replay cannot be used together")
     settings = load_cli_settings(
-        config=config,
-        db=db,
-        user_agent=user_agent,
-        allow_private=allow_private,
-        resolve=resolve,
-        workers=workers,
+        config=config, db=db, user_agent=user_agent, allow_private=allow_private, resolve=resolve
     )
+    settings = with_workers(settings, workers)
     options = crawl_options(
         max_pages=max_pages,
         max_depth=max_depth,
@@ -239,13 +236,9 @@ def fetch(
     outcome's error, and the command still exits 0: the fetch ran.
     """
     settings = load_cli_settings(
-        config=config,
-        db=db,
-        user_agent=user_agent,
-        allow_private=allow_private,
-        resolve=resolve,
-        workers=workers,
+        config=config, db=db, user_agent=user_agent, allow_private=allow_private, resolve=resolve
     )
+    settings = with_workers(settings, workers)
     options = CrawlOptions(max_pages=1, max_depth=0, respect_robots=not no_robots, concurrency=1)
     setup_logging(debug, progress=False, quiet=True)
     summary = run_async(_crawl(settings, url, options, show_progress=False))

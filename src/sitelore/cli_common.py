@@ -26,7 +26,7 @@ from pydantic import ValidationError
 from rich.console import Console
 
 from sitelore.bootstrap import resolve_problem
-from sitelore.config import Settings, load_settings
+from sitelore.config import ConvertSettings, Settings, load_settings
 from sitelore.errors import ConfigError, UsageError
 from sitelore.guard import parse_resolve_entry
 from sitelore.models import CrawlOptions, SearchHit
@@ -55,6 +55,7 @@ __all__ = [
     "run_async",
     "settings_path",
     "setup_logging",
+    "with_workers",
 ]
 
 T = TypeVar("T")
@@ -162,7 +163,6 @@ _FLAG_OF_SETTING = {
     "user_agent": "--user-agent",
     "allow_private": "--allow-private",
     "resolve": "--resolve",
-    "convert": "--workers",
 }
 
 
@@ -190,7 +190,6 @@ def load_cli_settings(
     user_agent: str | None = None,
     allow_private: Sequence[str] | None = None,
     resolve: Sequence[str] | None = None,
-    workers: int | None = None,
 ) -> Settings:
     """Settings for a command: defaults < settings file < environment < flags.
 
@@ -219,11 +218,22 @@ def load_cli_settings(
         overrides["allow_private"] = (*base.allow_private, *allow_private)
     if resolve:
         overrides["resolve"] = (*base.resolve, *resolve)
-    if workers is not None:
-        overrides["convert"] = {**base.convert.model_dump(), "workers": workers}
     return load_settings(
         text, source=source, environ=os.environ, overrides=overrides, flags=_FLAG_OF_SETTING
     )
+
+
+def with_workers(settings: Settings, workers: int | None) -> Settings:
+    """``settings`` with ``--workers`` applied; a bad value is a UsageError naming it."""
+    if workers is None:
+        return settings
+    try:
+        convert = ConvertSettings.model_validate(
+            {**settings.convert.model_dump(), "workers": workers}
+        )
+    except ValidationError as exc:
+        raise UsageError(f"--workers: {exc.errors()[0]['msg']}") from exc
+    return settings.model_copy(update={"convert": convert})
 
 
 def crawl_options(**values: Any) -> CrawlOptions:

@@ -38,6 +38,7 @@ from sitelore.cli_common import (
     load_cli_settings,
     run_async,
     setup_logging,
+    with_workers,
 )
 from sitelore.config import Settings
 from sitelore.errors import ConfigError, UsageError
@@ -199,13 +200,9 @@ def _settings(
     workers: int | None,
 ) -> Settings:
     settings = load_cli_settings(
-        config=config,
-        db=db,
-        user_agent=user_agent,
-        allow_private=allow_private,
-        resolve=resolve,
-        workers=workers,
+        config=config, db=db, user_agent=user_agent, allow_private=allow_private, resolve=resolve
     )
+    settings = with_workers(settings, workers)
     caps = {"max_pages": cap_max_pages, "max_depth": cap_max_depth}
     changes = {key: value for key, value in caps.items() if value is not None}
     if not changes:

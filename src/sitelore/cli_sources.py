@@ -40,6 +40,7 @@ from sitelore.cli_common import (
     run_async,
     settings_path,
     setup_logging,
+    with_workers,
 )
 from sitelore.cli_output import CrawlProgress
 from sitelore.cli_sources_view import print_report, print_statuses, when
@@ -223,13 +224,9 @@ def update(
 ) -> None:
     """Re-crawl the sources whose refresh interval has passed, and report what changed."""
     settings = load_cli_settings(
-        config=config,
-        db=db,
-        user_agent=user_agent,
-        allow_private=allow_private,
-        resolve=resolve,
-        workers=workers,
+        config=config, db=db, user_agent=user_agent, allow_private=allow_private, resolve=resolve
     )
+    settings = with_workers(settings, workers)
     where = str(settings_path(config) or _DEFAULT_FILE)
     selected = select_sources(settings.sources, names or (), where=where)
     if not selected:

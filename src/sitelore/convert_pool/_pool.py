@@ -14,7 +14,6 @@ import contextlib
 import logging
 import os
 import sys
-from types import TracebackType
 from typing import Self
 
 from sitelore.convert_pool._frames import DEFAULT_FACTORY, HEADER, Reply, frame, unpack
@@ -128,12 +127,7 @@ class ProcessConverter:
     async def __aenter__(self) -> Self:
         return self
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    async def __aexit__(self, *exc_info: object) -> None:
         await self.aclose()
 
     async def convert(
