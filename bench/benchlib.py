@@ -49,12 +49,16 @@ class CrawlClock:
 
     def __init__(self) -> None:
         self.wall0 = time.perf_counter()
-        self.cpu0 = time.process_time() + _children_cpu()
+        self.own0 = time.process_time()
+        self.children0 = _children_cpu()
+
+    def split(self) -> tuple[float, float]:
+        """(CPU seconds of this process, of its reaped children) since construction."""
+        return time.process_time() - self.own0, _children_cpu() - self.children0
 
     def elapsed(self) -> tuple[float, float]:
         """(wall seconds, CPU seconds of this process and its reaped children) since then."""
-        cpu = time.process_time() + _children_cpu()
-        return time.perf_counter() - self.wall0, cpu - self.cpu0
+        return time.perf_counter() - self.wall0, sum(self.split())
 
 
 def emit_result(

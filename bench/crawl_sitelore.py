@@ -135,6 +135,8 @@ def main(argv: list[str] | None = None) -> int:
             urls_out=args.urls_out,
             extra={
                 "workers": args.workers,
+                "loop_cpu_s": clock.split()[0],
+                "workers_cpu_s": clock.split()[1],
                 "indexed": summary.pages_indexed,
                 "statuses": statuses,
                 "skipped": summary.skipped,
