@@ -1,7 +1,8 @@
-"""The Protocols the engine needs from the outside world: clock, resolver, fetcher, store.
+"""The Protocols the engine needs: clock, resolver, fetcher, converter, store.
 
 The spider and the robots policy depend on these shapes only; the real adapters
-(``fetcher``, ``store``) and the test fakes both implement them. Nothing here does I/O.
+(``fetcher``, ``convert_pool``, ``store``) and the test fakes both implement them.
+Nothing here does I/O.
 """
 
 from __future__ import annotations
