@@ -13,6 +13,7 @@ import argparse
 import importlib
 import os
 import resource
+import signal
 from collections.abc import Callable
 from typing import IO, Any
 
@@ -91,6 +92,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--factory", default=DEFAULT_FACTORY)
     args = parser.parse_args(argv)
     requests, replies = _channels()
+    # Ctrl-C reaches the whole process group: the crawl decides, and stops us itself.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     if args.memory_mib > 0:
         limit = args.memory_mib * _MiB
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
