@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 
-.PHONY: demo test lint types unit eval bench bench-full bench-scale schema serve clean
+.PHONY: demo test quick lint types unit eval bench bench-full bench-scale schema serve clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -24,9 +24,16 @@ $(VENV)/.installed-bench: $(VENV)/.installed-dev
 demo: $(VENV)/.installed
 	rm -rf .demo && mkdir -p .demo
 	$(BIN)/sitelore demo --db .demo/sitelore.db
+	@echo
+	@echo "Browse the demo store in the web UI: make serve   (or: sitelore serve --db .demo/sitelore.db"
+	@echo "with the api extra), then open http://127.0.0.1:8000/"
 
 ## test: lint, types, import contracts and the whole suite
 test: lint types unit
+
+## quick: the unit and conformance tests only (no services, no network servers; seconds)
+quick: $(VENV)/.installed-dev
+	$(BIN)/pytest -q tests/unit tests/conformance
 
 lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check src tests bench scripts
@@ -60,7 +67,7 @@ bench-scale: $(VENV)/.installed-bench
 schema: $(VENV)/.installed-dev
 	$(BIN)/python scripts/gen_config_schema.py
 
-## serve: the REST API on http://127.0.0.1:8000 over the demo store
+## serve: the web UI (http://127.0.0.1:8000/) and REST API (/api/v1) over the demo store
 serve: $(VENV)/.installed-dev
 	$(BIN)/sitelore serve --db .demo/sitelore.db
 

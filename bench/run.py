@@ -480,6 +480,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         _run_script([str(BENCH_DIR / "robots_bench.py")])
         print("\n### SQLite store (bench/store_bench.py)\n")
         _run_script([str(BENCH_DIR / "store_bench.py"), "--docs", "1000"])
+        print("\n### Read command start-up (bench/startup_bench.py)\n")
+        _run_script([str(BENCH_DIR / "startup_bench.py")])
     if args.full:
         print("\n## Scaling: 10k and 100k pages\n")
         scaling: list[Row] = []

@@ -7,6 +7,7 @@ shape ``{"error": {"code", "message", "field"}}``. It never logs or echoes a tok
 
 from __future__ import annotations
 
+import dataclasses
 import hmac
 import ipaddress
 import json
@@ -16,11 +17,19 @@ from typing import Any
 from sitelore.errors import ConfigError
 
 __all__ = [
+    "DEFAULT_LIMITS",
     "DEFAULT_MAX_BODY_BYTES",
     "MIN_KEY_LENGTH",
     "ASGIApp",
+    "ConnectionLimits",
+    "Message",
+    "Receive",
     "RequestGuard",
+    "Scope",
+    "Send",
+    "answer",
     "check_bind",
+    "header",
     "is_loopback",
 ]
 
@@ -35,6 +44,24 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 DEFAULT_MAX_BODY_BYTES = 64 * 1024
 #: The shortest API key accepted: shorter ones are guessable.
 MIN_KEY_LENGTH = 16
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class ConnectionLimits:
+    """How long a request may take to arrive, and how many connections a server allows.
+
+    Enforced by the server (``serve_limits``), not by this middleware.
+    """
+
+    #: Seconds for a request's headers and body to arrive.
+    read_timeout: float = 10.0
+    #: Connections open at once (more get 503).
+    max_connections: int = 200
+    #: Connections open at once from one client address (more are closed at once).
+    per_client: int = 32
+
+
+DEFAULT_LIMITS = ConnectionLimits()
 
 
 def is_loopback(host: str) -> bool:
@@ -68,14 +95,16 @@ def check_bind(host: str, api_key: str | None) -> None:
         )
 
 
-def _header(scope: Scope, name: bytes) -> bytes | None:
+def header(scope: Scope, name: bytes) -> bytes | None:
+    """The first value of a request header (``name`` in lower case), or None."""
     for key, value in scope.get("headers", ()):
         if key.lower() == name:
             return bytes(value)
     return None
 
 
-async def _answer(send: Send, status: int, code: str, message: str, **headers: str) -> None:
+async def answer(send: Send, status: int, code: str, message: str, **headers: str) -> None:
+    """Send a whole JSON error answer in the service shape."""
     body = json.dumps({"error": {"code": code, "message": message, "field": None}}).encode()
     raw_headers = [
         (b"content-type", b"application/json"),
@@ -116,7 +145,7 @@ class RequestGuard:
             await self.app(scope, receive, send)
             return
         if not self._authorized(scope):
-            await _answer(
+            await answer(
                 send,
                 401,
                 "unauthorized",
@@ -124,7 +153,7 @@ class RequestGuard:
                 www_authenticate="Bearer",
             )
             return
-        declared = _header(scope, b"content-length")
+        declared = header(scope, b"content-length")
         if declared is not None and (not declared.isdigit() or int(declared) > self._max):
             await self._too_large(send)
             return
@@ -133,12 +162,12 @@ class RequestGuard:
     def _authorized(self, scope: Scope) -> bool:
         if self._key is None or scope.get("path") in self._open:
             return True
-        value = _header(scope, b"authorization") or b""
+        value = header(scope, b"authorization") or b""
         scheme, _, token = value.partition(b" ")
         return scheme.lower() == b"bearer" and hmac.compare_digest(token.strip(), self._key)
 
     async def _too_large(self, send: Send) -> None:
-        await _answer(send, 413, "too-large", f"request body over {self._max} bytes")
+        await answer(send, 413, "too-large", f"request body over {self._max} bytes")
 
     async def _call_capped(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Run the app, answering 413 as soon as a streamed body passes the cap.

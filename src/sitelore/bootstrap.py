@@ -4,6 +4,10 @@ This is the only module that names the concrete adapters (``HttpFetcher``,
 ``SQLiteStore`` through ``open_store``, the robots loader, the snapshot modes). The
 edges (CLI, REST, MCP) build one :class:`Runtime` and call it; tests pass fakes or
 loopback resolvers in.
+
+The crawl stack (aiohttp, the spider, the converter, WARC) is imported by the methods
+that use it, not by this module: commands that only read the store (``search``,
+``list``, ``show``) start without loading it.
 """
 
 from __future__ import annotations
@@ -12,14 +16,13 @@ import contextlib
 from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from types import TracebackType
-from typing import Protocol, Self, TextIO, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, Self, TextIO, runtime_checkable
 
 from sitelore.clock import SystemClock
 from sitelore.config import Settings
 from sitelore.convert_pool import ProcessConverter
 from sitelore.errors import ArchiveError, ConfigError, UsageError
-from sitelore.fetcher import HttpFetcher
-from sitelore.guard import AddressPolicy, check_url, parse_resolve_entry
+from sitelore.guard import AddressPolicy, check_url, parse_resolve_entry, resolve_problem
 from sitelore.models import (
     CaptureRef,
     CrawlOptions,
@@ -40,21 +43,13 @@ from sitelore.ports import (
     Snapshots,
     Store,
 )
-from sitelore.rebuild import Convert, ReconvertReport, export_jsonl, reconvert
-from sitelore.robots import allow_all_policy, create_robots_policy, product_token
-from sitelore.robots_loader import make_robots_loader
-from sitelore.sitemap_loader import make_sitemap_loader
-from sitelore.snapshots import (
-    CaptureSnapshots,
-    LiveSnapshots,
-    ReplaySnapshots,
-    WarcExport,
-    WarcReader,
-    export_warc,
-)
-from sitelore.spider import CrawlRun, Spider
 from sitelore.store import open_store
-from sitelore.urls import normalize_url
+
+if TYPE_CHECKING:
+    from sitelore.fetcher import HttpFetcher
+    from sitelore.rebuild import Convert, ReconvertReport
+    from sitelore.snapshots import WarcExport
+    from sitelore.spider import CrawlRun
 
 __all__ = ["Runtime", "resolve_problem"]
 
@@ -163,6 +158,8 @@ class Runtime:
         Replay applies this runtime's address policy and caps to replayed redirects,
         as the live crawl did.
         """
+        from sitelore.snapshots import CaptureSnapshots, LiveSnapshots, ReplaySnapshots
+
         if capture is not None and replay is not None:
             raise UsageError("--capture and --replay cannot be used together")
         if capture is not None:
@@ -194,6 +191,15 @@ class Runtime:
         archive that cannot be opened ends the crawl as one ``invalid-config`` page
         outcome instead of raising.
         """
+        from sitelore.fetcher import HttpFetcher
+        from sitelore.robots import allow_all_policy, create_robots_policy, product_token
+        from sitelore.robots_loader import DEFAULT_TIMEOUT as ROBOTS_TIMEOUT
+        from sitelore.robots_loader import make_robots_loader
+        from sitelore.sitemap_loader import make_sitemap_loader
+        from sitelore.snapshots import LiveSnapshots
+        from sitelore.spider import Spider
+        from sitelore.urls import normalize_url
+
         self.check_url(seed)
         store = await self._checked_store()
         converter = self.converter
@@ -234,6 +240,7 @@ class Runtime:
                     make_robots_loader(
                         fetcher,
                         max_bytes=limits.max_robots_bytes,
+                        timeout=min(ROBOTS_TIMEOUT, limits.page_timeout_seconds),
                         user_agent=self.settings.user_agent,
                     )
                 )
@@ -290,17 +297,24 @@ class Runtime:
 
         ``archive`` is where the WARC files are now, if they were moved.
         """
+        from sitelore.rebuild import reconvert
+        from sitelore.snapshots import WarcReader
+
         reader = WarcReader(Path(archive) if archive is not None else None)
         return await reconvert(self.store, reader, convert=convert)
 
     async def export_jsonl(self, out: TextIO) -> int:
         """Write every document, with its provenance, as JSON lines to ``out``."""
+        from sitelore.rebuild import export_jsonl
+
         return await export_jsonl(self.store, out)
 
     async def export_warc(
         self, path: str | Path, *, archive: str | Path | None = None
     ) -> WarcExport:
         """Write every document's captured response and Markdown to one WARC file."""
+        from sitelore.snapshots import export_warc
+
         return await export_warc(
             self.store, Path(path), archive=Path(archive) if archive is not None else None
         )
@@ -329,6 +343,7 @@ class _NoArchive:
         headers: Mapping[str, str] | None = None,
         check_hop: HopCheck | None = None,
         timeout: float | None = None,
+        truncate: bool = False,
     ) -> Snapshot:
         """Raise the archive's error (the crawl is refused before any fetch anyway)."""
         raise self._error
@@ -366,8 +381,3 @@ def _resolve_overrides(entries: tuple[str, ...]) -> dict[tuple[str, int], str]:
             raise ConfigError(f"settings: resolve {resolve_problem(exc)}") from exc
         overrides[(host, port)] = address
     return overrides
-
-
-def resolve_problem(exc: UsageError) -> str:
-    """What is wrong with a ``--resolve`` entry, without the flag's name: ``'x': why``."""
-    return str(exc).removeprefix("--resolve ")

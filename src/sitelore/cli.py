@@ -12,7 +12,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -50,7 +50,6 @@ from sitelore.cli_output import (
 )
 from sitelore.cli_scale import FrontierOpt, enqueue_command
 from sitelore.config import Settings
-from sitelore.demo_site import bundled_site_path, serve_site
 from sitelore.errors import (
     EXIT_CONFIG,
     EXIT_INTERNAL,
@@ -61,8 +60,11 @@ from sitelore.errors import (
     UsageError,
     first_sitelore_error,
 )
+from sitelore.linkstyle import LINK_STYLES, LinkStyle, restyle_links
 from sitelore.models import CrawlOptions, CrawlSummary
-from sitelore.spider import CrawlRun
+
+if TYPE_CHECKING:
+    from sitelore.spider import CrawlRun
 
 __all__ = ["app", "main"]
 
@@ -325,9 +327,20 @@ def show(
     db: DbOpt = None,
     config: ConfigOpt = None,
     as_json: JsonOpt = False,
+    links: Annotated[
+        str,
+        typer.Option(
+            "--links",
+            help="Links as inline [text](url), reference [text][1] with the URLs listed "
+            "at the end, or none (text only).",
+        ),
+    ] = "inline",
     debug: DebugOpt = False,
 ) -> None:
     """Print one stored document as Markdown (or JSON with its metadata)."""
+    if links not in LINK_STYLES:
+        raise UsageError(f"--links {links}: must be one of {', '.join(LINK_STYLES)}")
+    style: LinkStyle = links
     settings = load_cli_settings(config=config, db=db)
 
     async def go() -> Any:
@@ -343,7 +356,7 @@ def show(
                 "id": doc.id,
                 "url": doc.url,
                 "title": doc.title,
-                "markdown": doc.markdown,
+                "markdown": restyle_links(doc.markdown, style),
                 "contentHash": doc.content_hash,
                 "contentType": doc.content_type,
                 "status": doc.status,
@@ -358,7 +371,8 @@ def show(
         )
     else:
         gone = f"(removed from the site {doc.removed_at:%Y-%m-%d})\n\n" if doc.removed_at else ""
-        sys.stdout.write(f"# {doc.title}\n\n<{doc.url}>\n\n{gone}{doc.markdown.rstrip()}\n")
+        markdown = restyle_links(doc.markdown, style).rstrip()
+        sys.stdout.write(f"# {doc.title}\n\n<{doc.url}>\n\n{gone}{markdown}\n")
 
 
 # --- the demo --------------------------------------------------------------------------
@@ -375,6 +389,8 @@ def demo(
     debug: DebugOpt = False,
 ) -> None:
     """Serve the bundled example docs site on loopback, crawl it, show and search the result."""
+    from sitelore.demo_site import bundled_site_path, serve_site  # aiohttp: the demo only
+
     root = site or bundled_site_path()
     if not root.is_dir():
         raise UsageError(f"{root}: example site folder not found")
@@ -426,13 +442,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     sys.exit(_invoke(args or ["--help"], debug=debug))
 
 
-# The root of click's errors (usage errors, bad values, missing arguments, files that
-# will not open: all about the arguments, so exit 2), reached through the public
-# ``typer.BadParameter``: Typer vendors click under a private module path.
-_CLICK_ERROR: type[Exception] = next(
-    (k for k in typer.BadParameter.__mro__ if k.__name__ == "ClickException"),
-    typer.BadParameter,
-)
+# The root of the argument errors of Typer's (vendored) click: usage errors, bad values,
+# missing arguments, files that will not open. All about the arguments, so exit 2.
+_CLICK_ERROR = typer.TyperException
 _INTERRUPTED = 130
 _PINNED = frozenset({EXIT_OK, EXIT_USAGE, EXIT_CONFIG, EXIT_INTERNAL, _INTERRUPTED})
 

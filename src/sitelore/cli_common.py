@@ -17,7 +17,7 @@ import json
 import logging
 import os
 import sys
-from collections.abc import Coroutine, Iterator, Sequence
+from collections.abc import Callable, Coroutine, Iterator, Sequence
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
@@ -25,10 +25,9 @@ import typer
 from pydantic import ValidationError
 from rich.console import Console
 
-from sitelore.bootstrap import resolve_problem
 from sitelore.config import ConvertSettings, Settings, load_settings
-from sitelore.errors import ConfigError, UsageError
-from sitelore.guard import parse_resolve_entry
+from sitelore.errors import ConfigError, SiteloreError, UsageError
+from sitelore.guard import parse_allow_entry, parse_resolve_entry, resolve_problem
 from sitelore.models import CrawlOptions, SearchHit
 
 __all__ = [
@@ -88,7 +87,11 @@ AllowPrivateOpt = Annotated[
     list[str] | None,
     typer.Option(
         "--allow-private",
-        help="Allow this private address or CIDR (operator opt-in; repeatable).",
+        metavar="HOST_OR_CIDR",
+        help=(
+            "Allow this private address or CIDR, or let this host name resolve to a "
+            "private address (operator opt-in; repeatable)."
+        ),
     ),
 ]
 ResolveOpt = Annotated[
@@ -194,8 +197,8 @@ def load_cli_settings(
     """Settings for a command: defaults < settings file < environment < flags.
 
     Flags are validated with the rest (a bad one is a UsageError naming it); the
-    ``--resolve`` entries are parsed here too, so a bad flag exits 2 and a bad entry
-    of the settings file 78 naming the file.
+    ``--resolve`` and ``--allow-private`` entries are parsed here too, so a bad flag
+    exits 2 and a bad entry of the settings file 78 naming the file.
     """
     path = settings_path(config)
     text = None
@@ -213,6 +216,10 @@ def load_cli_settings(
             raise ConfigError(f"{source}: resolve {resolve_problem(exc)}") from exc
     for entry in resolve or ():
         parse_resolve_entry(entry)  # UsageError naming --resolve and the entry
+    _check_allow_entries(
+        base.allow_private, lambda why: ConfigError(f"{source}: allow_private: {why}")
+    )
+    _check_allow_entries(allow_private or (), lambda why: UsageError(f"--allow-private: {why}"))
     overrides: dict[str, Any] = {"store": db, "user_agent": user_agent}
     if allow_private:
         overrides["allow_private"] = (*base.allow_private, *allow_private)
@@ -234,6 +241,15 @@ def with_workers(settings: Settings, workers: int | None) -> Settings:
     except ValidationError as exc:
         raise UsageError(f"--workers: {exc.errors()[0]['msg']}") from exc
     return settings.model_copy(update={"convert": convert})
+
+
+def _check_allow_entries(entries: Sequence[str], error: Callable[[str], SiteloreError]) -> None:
+    """Raise ``error(why)`` for the first entry that is no address, CIDR or host name."""
+    for entry in entries:
+        try:
+            parse_allow_entry(entry)
+        except ValueError as exc:
+            raise error(str(exc)) from exc
 
 
 def crawl_options(**values: Any) -> CrawlOptions:

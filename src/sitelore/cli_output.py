@@ -7,11 +7,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from types import TracebackType
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
+
+if TYPE_CHECKING:
+    from rich.progress import Progress
 
 from sitelore.models import CrawlSummary, PageOutcome, SearchHit, StoredDocument
 
@@ -28,8 +31,17 @@ class CrawlProgress:
     """
 
     def __init__(self, console: Console, *, total: int, enabled: bool) -> None:
+        # Loaded here: commands that only read the store never draw a progress bar.
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+        )
+
         self._errors = 0
-        self._progress = (
+        self._progress: Progress | None = (
             Progress(
                 TextColumn("[bold]crawl"),
                 BarColumn(),

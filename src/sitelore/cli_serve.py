@@ -16,15 +16,21 @@ import dataclasses
 import importlib
 import signal
 import socket
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from types import ModuleType
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from pydantic import ValidationError
 
-from sitelore.asgi_guard import DEFAULT_MAX_BODY_BYTES, ASGIApp, check_bind
+from sitelore.asgi_guard import (
+    DEFAULT_LIMITS,
+    DEFAULT_MAX_BODY_BYTES,
+    ASGIApp,
+    ConnectionLimits,
+    check_bind,
+)
 from sitelore.bootstrap import Runtime
 from sitelore.cli_common import (
     AllowPrivateOpt,
@@ -42,13 +48,15 @@ from sitelore.cli_common import (
 )
 from sitelore.config import Settings
 from sitelore.errors import ConfigError, UsageError
-from sitelore.models import Limits
-from sitelore.wire import DEFAULT_DELAY, RemotePolicy
+from sitelore.host_guard import HostPolicy
+from sitelore.models import DEFAULT_DELAY, Limits
+
+if TYPE_CHECKING:
+    from sitelore.wire import RemotePolicy
 
 __all__ = ["RunningServer", "register", "running_server"]
 
 _GRACEFUL_SECONDS = 5
-_MAX_CONNECTIONS = 200
 
 HostOpt = Annotated[
     str,
@@ -79,6 +87,54 @@ CapDepthOpt = Annotated[
     typer.Option("--cap-max-depth", help="Hard cap on depth per request (default: settings)."),
 ]
 
+AllowedHostOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--allowed-host",
+        show_default=False,
+        help="Also answer requests for this Host name (repeatable; * for any). "
+        "Others get 421; the bind address and, on loopback, every loopback name pass.",
+    ),
+]
+CorsOriginOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--cors-origin",
+        show_default=False,
+        help="Allow browser requests from this origin, e.g. https://app.example "
+        "(repeatable; CORS is off without one). Other foreign origins get 403.",
+    ),
+]
+
+ReadTimeoutOpt = Annotated[
+    float,
+    typer.Option(
+        "--read-timeout",
+        min=0.1,
+        max=3600,
+        help="Seconds a request's headers and body may take to arrive; slower ones are closed.",
+    ),
+]
+MaxConnectionsOpt = Annotated[
+    int,
+    typer.Option("--max-connections", min=1, help="Connections open at once (more get 503)."),
+]
+MaxClientConnectionsOpt = Annotated[
+    int,
+    typer.Option(
+        "--max-client-connections",
+        min=1,
+        help="Connections open at once from one client address (more are closed).",
+    ),
+]
+
+
+def _limits(read_timeout: float, max_connections: int, per_client: int) -> ConnectionLimits:
+    return ConnectionLimits(
+        read_timeout=read_timeout, max_connections=max_connections, per_client=per_client
+    )
+
+
 RemoteDelayOpt = Annotated[
     float,
     typer.Option(
@@ -100,6 +156,8 @@ AllowRenderOpt = Annotated[
 
 def _remote(delay: float, allow_render: bool) -> RemotePolicy:
     """The operator's rules for remote requests; rendering needs the render extra."""
+    from sitelore.wire import RemotePolicy
+
     if allow_render:
         _need("playwright", "render")
     return RemotePolicy(delay=delay, allow_render=allow_render)
@@ -144,7 +202,13 @@ def _bind(host: str, port: int) -> socket.socket:
 
 @contextlib.asynccontextmanager
 async def running_server(
-    app: ASGIApp, *, host: str, port: int, stop_on_signals: bool = False
+    app: ASGIApp,
+    *,
+    host: str,
+    port: int,
+    stop_on_signals: bool = False,
+    limits: ConnectionLimits = DEFAULT_LIMITS,
+    on_stop: Callable[[], Awaitable[None]] | None = None,
 ) -> AsyncIterator[RunningServer]:
     """Serve ``app`` with uvicorn on ``host:port`` (0: any free port) until the block ends.
 
@@ -152,25 +216,43 @@ async def running_server(
     gracefully and the process exits normally; otherwise (tests) signal handling is
     left alone. uvicorn's own handling is replaced either way, because it re-raises
     the signal after its graceful shutdown, killing the process after all.
+    ``on_stop`` runs first when the server is asked to stop (it ends the app's long
+    answers, such as event streams, so the graceful shutdown need not wait them out).
+    Connections are held to ``limits`` (:mod:`sitelore.serve_limits`).
     """
     uvicorn = _need("uvicorn", "api")
+    guarded_h11 = _need("sitelore.serve_limits", "api").guarded_h11
     sock = _bind(host, port)
     bound_port = sock.getsockname()[1]
     config = uvicorn.Config(
         app,
+        http=guarded_h11(limits),
         log_level="warning",
         access_log=False,
         server_header=False,
         lifespan="on",
-        limit_concurrency=_MAX_CONNECTIONS,
+        limit_concurrency=limits.max_connections,
         timeout_graceful_shutdown=_GRACEFUL_SECONDS,
     )
     server = uvicorn.Server(config)
     server.capture_signals = contextlib.nullcontext
     loop = asyncio.get_running_loop()
+    stopping: list[asyncio.Task[None]] = []
+
+    async def stop() -> None:
+        if on_stop is not None:
+            await on_stop()
+        server.should_exit = True
+
+    def on_signal() -> None:
+        if stopping:  # a second signal: stop now
+            server.force_exit = True
+        else:
+            stopping.append(loop.create_task(stop(), name="sitelore-stop"))
+
     signals = (signal.SIGINT, signal.SIGTERM) if stop_on_signals else ()
     for signum in signals:
-        loop.add_signal_handler(signum, server.handle_exit, signum, None)
+        loop.add_signal_handler(signum, on_signal)
     task = asyncio.create_task(server.serve(sockets=[sock]), name="sitelore-uvicorn")
     try:
         while not server.started:
@@ -181,11 +263,23 @@ async def running_server(
         shown = f"[{host}]" if ":" in host else host
         yield RunningServer(f"http://{shown}:{bound_port}", task)
     finally:
-        server.should_exit = True
-        await asyncio.wait([task])
+        if not stopping:
+            stopping.append(loop.create_task(stop(), name="sitelore-stop"))
+        await asyncio.wait([task, *stopping])
         sock.close()
         for signum in signals:
             loop.remove_signal_handler(signum)
+
+
+def _hosts(
+    host: str, settings: Settings, allowed_host: list[str] | None, cors_origin: list[str] | None
+) -> HostPolicy:
+    """The Host and Origin values served: the bind, the settings' and the flags' lists."""
+    return HostPolicy(
+        host,
+        allowed_hosts=(*settings.allowed_hosts, *(allowed_host or ())),
+        cors_origins=(*settings.cors_origins, *(cors_origin or ())),
+    )
 
 
 def _settings(
@@ -222,6 +316,11 @@ def serve(
     api_key: ApiKeyOpt = None,
     max_crawls: MaxCrawlsOpt = 4,
     max_body_bytes: MaxBodyOpt = DEFAULT_MAX_BODY_BYTES,
+    read_timeout: ReadTimeoutOpt = DEFAULT_LIMITS.read_timeout,
+    max_connections: MaxConnectionsOpt = DEFAULT_LIMITS.max_connections,
+    max_client_connections: MaxClientConnectionsOpt = DEFAULT_LIMITS.per_client,
+    allowed_host: AllowedHostOpt = None,
+    cors_origin: CorsOriginOpt = None,
     cap_max_pages: CapPagesOpt = None,
     cap_max_depth: CapDepthOpt = None,
     delay: RemoteDelayOpt = DEFAULT_DELAY,
@@ -234,7 +333,7 @@ def serve(
     config: ConfigOpt = None,
     debug: DebugOpt = False,
 ) -> None:
-    """Serve the REST API (/api/v1, /openapi.json) on HOST:PORT until interrupted."""
+    """Serve the REST API (/api/v1, /openapi.json) and the web UI (/) on HOST:PORT."""
     check_bind(host, api_key)
     remote = _remote(delay, allow_render)
     settings = _settings(
@@ -248,19 +347,30 @@ def serve(
         workers=workers,
     )
     setup_logging(debug, progress=False)
-    create_app = _need("sitelore.api", "api").create_app
+    api = _need("sitelore.api", "api")
+    hosts = _hosts(host, settings, allowed_host, cors_origin)
+    limits = _limits(read_timeout, max_connections, max_client_connections)
 
     async def go() -> None:
         async with Runtime(settings) as runtime:
-            app = create_app(
+            app = api.create_app(
                 runtime,
                 api_key=api_key,
                 max_body_bytes=max_body_bytes,
                 max_active_crawls=max_crawls,
                 remote=remote,
+                hosts=hosts,
             )
-            async with running_server(app, host=host, port=port, stop_on_signals=True) as served:
+            async with running_server(
+                app,
+                host=host,
+                port=port,
+                stop_on_signals=True,
+                limits=limits,
+                on_stop=api.stopper(app),
+            ) as served:
                 err_console.print(f"sitelore API on {served.url}  (description: /openapi.json)")
+                err_console.print(f"web UI on {served.url}/")
                 await served.wait()
 
     run_async(go())
@@ -274,6 +384,11 @@ def mcp(
     port: Annotated[int, typer.Option("--port", min=0, max=65535, help="Port (http).")] = 8765,
     api_key: ApiKeyOpt = None,
     max_body_bytes: MaxBodyOpt = DEFAULT_MAX_BODY_BYTES,
+    read_timeout: ReadTimeoutOpt = DEFAULT_LIMITS.read_timeout,
+    max_connections: MaxConnectionsOpt = DEFAULT_LIMITS.max_connections,
+    max_client_connections: MaxClientConnectionsOpt = DEFAULT_LIMITS.per_client,
+    allowed_host: AllowedHostOpt = None,
+    cors_origin: CorsOriginOpt = None,
     cap_max_pages: CapPagesOpt = None,
     cap_max_depth: CapDepthOpt = None,
     delay: RemoteDelayOpt = DEFAULT_DELAY,
@@ -305,6 +420,8 @@ def mcp(
     # stdout carries the protocol over stdio: logs go to stderr, quietly.
     setup_logging(debug, progress=transport == "stdio")
     mcp_server = _need("sitelore.mcp_server", "mcp")
+    hosts = _hosts(host, settings, allowed_host, cors_origin)
+    limits = _limits(read_timeout, max_connections, max_client_connections)
 
     async def go() -> None:
         async with Runtime(settings) as runtime:
@@ -312,9 +429,16 @@ def mcp(
                 await mcp_server.run_stdio(runtime, remote=remote)
                 return
             app = mcp_server.http_app(
-                runtime, host=host, api_key=api_key, max_body_bytes=max_body_bytes, remote=remote
+                runtime,
+                host=host,
+                api_key=api_key,
+                max_body_bytes=max_body_bytes,
+                remote=remote,
+                hosts=hosts,
             )
-            async with running_server(app, host=host, port=port, stop_on_signals=True) as served:
+            async with running_server(
+                app, host=host, port=port, stop_on_signals=True, limits=limits
+            ) as served:
                 err_console.print(f"sitelore MCP on {served.url}/mcp")
                 await served.wait()
 

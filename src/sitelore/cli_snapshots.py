@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated, Any, TextIO
+from typing import TYPE_CHECKING, Annotated, Any, TextIO
 
 import typer
 
@@ -29,8 +29,10 @@ from sitelore.cli_common import (
 )
 from sitelore.config import Settings
 from sitelore.errors import ConfigError, UsageError
-from sitelore.rebuild import ReconvertReport
-from sitelore.snapshots import WarcExport
+
+if TYPE_CHECKING:
+    from sitelore.rebuild import ReconvertReport
+    from sitelore.snapshots import WarcExport
 
 __all__ = ["register"]
 

@@ -195,6 +195,13 @@ class Settings(BaseModel):
     ] = Field(default_factory=default_user_agent)
     allow_private: _Strings = ()
     resolve: _Strings = ()
+    allowed_hosts: Annotated[
+        _Strings,
+        Field(description="Host names serve and mcp --transport http answer besides their bind."),
+    ] = ()
+    cors_origins: Annotated[
+        _Strings, Field(description="Browser origins serve and mcp --transport http allow (CORS).")
+    ] = ()
     store: str = DEFAULT_STORE
     limits: Limits = Field(default_factory=Limits)
     convert: ConvertSettings = Field(default_factory=ConvertSettings)

@@ -49,7 +49,7 @@ import zlib
 from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime
 from types import TracebackType
-from typing import Self
+from typing import NamedTuple, Self
 
 import aiohttp
 from aiohttp.abc import AbstractResolver, ResolveResult
@@ -135,7 +135,7 @@ class _GuardedResolver(AbstractResolver):
     ) -> list[ResolveResult]:
         addresses = await self._lookup(host, port)
         for address in addresses:
-            reason = self._policy.refusal(address)
+            reason = self._policy.refusal(address, host=host)
             if reason is not None:
                 logger.info("refused %s: it resolves to %s (%s)", host, address, reason)
                 raise BlockedURLError(host, f"{host} resolves to {address}: {reason}", address)
@@ -293,11 +293,13 @@ class HttpFetcher:
         headers: Mapping[str, str] | None = None,
         check_hop: HopCheck | None = None,
         timeout: float | None = None,
+        truncate: bool = False,
     ) -> Snapshot:
         """Fetch ``url``, following redirects by hand; return the final response.
 
         ``Snapshot.url`` is ``url`` as given; ``final_url`` and the later entries of
-        ``redirects`` are the normalised URLs actually requested.
+        ``redirects`` are the normalised URLs actually requested. ``truncate``: a body
+        over the cap is cut at the cap and returned (nothing past it is read).
 
         Raises:
             InvalidURLError, BlockedURLError: the URL or a redirect hop is refused.
@@ -308,7 +310,7 @@ class HttpFetcher:
         target = check_url(url, policy=self._policy)
         started = self._clock.monotonic()
         budget_end = self._budget_end(started, timeout)
-        cap = self._limits.max_page_bytes if max_bytes is None else max_bytes
+        cap = _BodyCap(self._limits.max_page_bytes if max_bytes is None else max_bytes, truncate)
         sent = _request_headers(headers, self._user_agent)
         first_origin = target.origin
         chain: list[str] = []
@@ -365,7 +367,7 @@ class HttpFetcher:
         session: aiohttp.ClientSession,
         target: Target,
         headers: Mapping[str, str],
-        cap: int,
+        cap: _BodyCap,
         budget_end: float,
         hop: tuple[str, int],
     ) -> _Response:
@@ -444,7 +446,7 @@ class HttpFetcher:
         session: aiohttp.ClientSession,
         target: Target,
         headers: Mapping[str, str],
-        cap: int,
+        cap: _BodyCap,
         budget_end: float,
     ) -> _Response:
         remaining = budget_end - self._clock.monotonic()
@@ -518,7 +520,7 @@ def redirect_location(status: int, headers: Headers) -> str | None:
 
 
 async def _read_response(
-    resp: aiohttp.ClientResponse, url: str, cap: int, known_address: str | None
+    resp: aiohttp.ClientResponse, url: str, cap: _BodyCap, known_address: str | None
 ) -> _Response:
     headers = Headers.of((str(k), v) for k, v in resp.headers.items())
     address = _peer_address(resp) or known_address
@@ -540,23 +542,41 @@ def _peer_address(resp: aiohttp.ClientResponse) -> str | None:
     return str(peer[0]) if peer else None
 
 
-async def _read_body(resp: aiohttp.ClientResponse, headers: Headers, url: str, cap: int) -> bytes:
-    """Stream the body, inflating it piece by piece; stop as soon as it passes ``cap``."""
+class _BodyCap(NamedTuple):
+    """How much of a body to keep, and whether a longer one is cut there or refused."""
+
+    limit: int
+    truncate: bool = False
+
+
+async def _read_body(
+    resp: aiohttp.ClientResponse, headers: Headers, url: str, cap: _BodyCap
+) -> bytes:
+    """Stream the body, inflating it piece by piece; stop as soon as it passes the cap.
+
+    Past the cap the body is refused (``ResponseTooLargeError``), or with
+    ``cap.truncate`` cut at the cap and returned; either way nothing more is read.
+    """
+    limit, truncate = cap
     stages = _decoders(headers.get_all("content-encoding"), url)
-    wire_cap = cap + _WIRE_SLACK if stages else cap
+    wire_cap = limit + _WIRE_SLACK if stages else limit
     declared = resp.content_length
-    if declared is not None and declared > wire_cap:
-        raise ResponseTooLargeError(url, f"Content-Length {declared} is over the {cap}-byte cap")
+    if declared is not None and declared > wire_cap and not truncate:
+        raise ResponseTooLargeError(url, f"Content-Length {declared} is over the {limit}-byte cap")
     body = bytearray()
     wire = 0
     async for chunk in resp.content.iter_chunked(_READ_CHUNK):
         wire += len(chunk)
-        if wire > wire_cap:
-            raise ResponseTooLargeError(url, f"body is over the {cap}-byte cap")
+        if wire > wire_cap and not truncate:
+            raise ResponseTooLargeError(url, f"body is over the {limit}-byte cap")
         for piece in _decode(stages, chunk):
             body += piece
-            if len(body) > cap:
-                raise ResponseTooLargeError(url, f"decompressed body is over the {cap}-byte cap")
+            if len(body) > limit:
+                if truncate:
+                    return bytes(body[:limit])
+                raise ResponseTooLargeError(url, f"decompressed body is over the {limit}-byte cap")
+        if wire > wire_cap:  # truncating: compressed bytes that inflate to little
+            break
     return bytes(body)
 
 

@@ -20,6 +20,9 @@ Choices made here, so callers need not guess:
   refused by name: intranet hosts live there and an operator may open their
   addresses; the addresses of the metadata services are refused by the address
   checks whatever name leads to them.
+- The operator's allow list holds addresses, CIDRs and host names. A host name in
+  it may be fetched even when it is refused by name (``localhost``) and may resolve
+  to any address; every other name stays refused as below.
 - An address is allowed when it, or the IPv4 address embedded in it, is in the
   operator's allow list. Otherwise an IPv6 address that embeds an IPv4 address
   (mapped, translated ``::ffff:0:0:0/96``, compatible, NAT64, 6to4, Teredo) is
@@ -43,7 +46,15 @@ from collections.abc import Iterable
 from sitelore.errors import BlockedURLError, ConfigError, InvalidURLError, UsageError
 from sitelore.urlparts import ipv4_from_host
 
-__all__ = ["AddressPolicy", "Target", "check_url", "parse_resolve_entry", "redact_url"]
+__all__ = [
+    "AddressPolicy",
+    "Target",
+    "check_url",
+    "parse_allow_entry",
+    "parse_resolve_entry",
+    "redact_url",
+    "resolve_problem",
+]
 
 _IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 _IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
@@ -154,29 +165,47 @@ class Target:
 class AddressPolicy:
     """Which IP addresses may be connected to: public ones, plus the operator's allow list.
 
+    The allow list holds addresses or CIDRs (any host resolving into them may be
+    fetched) and host names (that host may resolve to any address).
+
     >>> AddressPolicy(["10.1.0.0/16"]).refusal("10.1.2.3") is None
     True
     >>> AddressPolicy().refusal("127.0.0.1")
     'loopback'
+    >>> policy = AddressPolicy(["wiki.corp"])
+    >>> policy.refusal("10.0.0.7", host="WIKI.corp."), policy.refusal("10.0.0.7", host="x.corp")
+    (None, 'private')
     """
 
-    __slots__ = ("_allowed",)
+    __slots__ = ("_allowed", "_hosts")
 
     def __init__(self, allow_private: Iterable[str] | str = ()) -> None:
         """Build the policy; raise ``ConfigError`` naming the first bad allow entry."""
         entries = (allow_private,) if isinstance(allow_private, str) else tuple(allow_private)
-        self._allowed: tuple[_IPNetwork, ...] = tuple(_parse_allow_entry(e) for e in entries)
+        parsed = [_parse_allow_entry(entry) for entry in entries]
+        self._allowed: tuple[_IPNetwork, ...] = tuple(e for e in parsed if not isinstance(e, str))
+        self._hosts: frozenset[str] = frozenset(e for e in parsed if isinstance(e, str))
 
     @property
     def allowed(self) -> tuple[str, ...]:
-        """The allow list, as canonical CIDR strings."""
-        return tuple(str(net) for net in self._allowed)
+        """The allow list: canonical CIDR strings, then host names."""
+        return (*(str(net) for net in self._allowed), *sorted(self._hosts))
 
     def __repr__(self) -> str:
         return f"AddressPolicy({list(self.allowed)!r})"
 
-    def refusal(self, ip: str) -> str | None:
-        """Return why ``ip`` may not be connected to, or None when it may."""
+    def allows_host(self, host: str) -> bool:
+        """True when the operator allowed this host name (it may resolve to any address)."""
+        return bool(self._hosts) and host.lower().rstrip(".") in self._hosts
+
+    def refusal(self, ip: str, *, host: str | None = None) -> str | None:
+        """Return why ``ip`` (an answer for ``host``, if given) may not be connected to.
+
+        None when it may: ``ip`` is allowed, or ``host`` is a host name the operator
+        allowed.
+        """
+        if host is not None and self.allows_host(host):
+            return None
         try:
             addr = ipaddress.ip_address(ip)
         except ValueError:
@@ -226,7 +255,7 @@ def check_url(url: str, *, policy: AddressPolicy | None = None) -> Target:
             raise BlockedURLError(shown, f"{target.ip} is {reason}", target.ip)
         return target
     reason = _name_refusal(target.host)
-    if reason is not None:
+    if reason is not None and not (policy is not None and policy.allows_host(target.host)):
         raise BlockedURLError(shown, reason)
     return target
 
@@ -254,6 +283,26 @@ def parse_resolve_entry(entry: str) -> tuple[str, int, str]:
     if ipv4_from_host(host) is not None:
         raise UsageError(f"--resolve {entry!r}: HOST must be a name, not an address")
     return host, port, address
+
+
+def resolve_problem(exc: UsageError) -> str:
+    """What is wrong with a ``--resolve`` entry, without the flag's name: ``'x': why``."""
+    return str(exc).removeprefix("--resolve ")
+
+
+def parse_allow_entry(entry: str) -> str:
+    """Read one ``--allow-private`` / ``allow_private`` entry: an address, CIDR or host name.
+
+    Returns its canonical form (``10.1.0.0/16``, ``wiki.corp``).
+
+    Raises:
+        ValueError: the entry is none of those, or would allow every address.
+
+    >>> parse_allow_entry("10.1.0.0/16"), parse_allow_entry("Wiki.Corp."), parse_allow_entry("::1")
+    ('10.1.0.0/16', 'wiki.corp', '::1/128')
+    """
+    parsed = _read_allow_entry(entry)
+    return parsed if isinstance(parsed, str) else str(parsed)
 
 
 def redact_url(text: str) -> str:
@@ -416,6 +465,18 @@ def _unparse(scheme: str, host: str, port: int, path: str, default_port: int) ->
 # ---------------------------------------------------------------- IPv4 forms
 
 
+def _allowed_host(text: str) -> str | None:
+    """``text`` as a normalised host name, or None when it is not a name (an address...)."""
+    if any(ch in text for ch in "/:[]%"):
+        return None  # a CIDR or an IPv6 address
+    try:
+        host = _normalise_host(text)
+        numeric = ipv4_from_host(host) is not None
+    except ValueError:  # not a name, or a last label that is a bad number
+        return None
+    return None if numeric else host
+
+
 def _name_refusal(host: str) -> str | None:
     if host in _REFUSED_NAMES or host.endswith(_REFUSED_SUFFIXES):
         return f"{host} is a local, reserved or cloud-metadata name"
@@ -467,8 +528,19 @@ def _embedded_ipv4(addr: ipaddress.IPv6Address) -> tuple[tuple[str, ipaddress.IP
     return ()
 
 
-def _parse_allow_entry(entry: str) -> _IPNetwork:
+def _parse_allow_entry(entry: str) -> _IPNetwork | str:
+    try:
+        return _read_allow_entry(entry)
+    except ValueError as exc:
+        raise ConfigError(f"allow_private: {exc}") from exc
+
+
+def _read_allow_entry(entry: str) -> _IPNetwork | str:
+    """An allow entry as a network, or as a normalised host name (a str)."""
     text = str(entry).strip()
+    host = _allowed_host(text)
+    if host is not None:
+        return host
     if text.startswith("[") and "]" in text:
         text = text[1:].replace("]", "", 1)
     try:
@@ -476,9 +548,9 @@ def _parse_allow_entry(entry: str) -> _IPNetwork:
             raise ValueError("IPv6 zone ids are not allowed")
         net = ipaddress.ip_network(text, strict=True)
     except ValueError as exc:
-        raise ConfigError(f"allow_private: {entry!r} is not an IP address or CIDR ({exc})") from exc
+        raise ValueError(f"{entry!r} is not an IP address, CIDR or host name ({exc})") from exc
     if net.prefixlen == 0:
-        raise ConfigError(f"allow_private: {entry!r} would allow every address")
+        raise ValueError(f"{entry!r} would allow every address")
     if isinstance(net, ipaddress.IPv6Network) and net.prefixlen >= 96:
         mapped = net.network_address.ipv4_mapped
         if mapped is not None:

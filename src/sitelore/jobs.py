@@ -2,9 +2,11 @@
 
 Orchestration only: the manager is handed the function that opens a crawl
 (``Runtime.open_crawl``) and a wall clock; it never touches sockets, web frameworks or
-the store. Jobs live on their manager, never at module level, so a restart forgets
-them while the pages they stored stay stored. A cancelled job keeps every page fetched
-before the cancel, and its summary says so.
+the store. Jobs live on their manager, never at module level; the manager reports
+each start and end to ``on_change`` (the REST API keeps a record of each job in the
+store there, so a restart does not forget what happened). A cancelled job keeps every
+page fetched before the cancel, and its summary says so. :meth:`JobManager.interrupt`
+(server shutdown) ends every running job as ``interrupted`` with the reason.
 
 ::
 
@@ -24,20 +26,25 @@ import enum
 import logging
 import uuid
 from collections import OrderedDict
-from collections.abc import AsyncGenerator, AsyncIterator, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from sitelore.errors import BusyError, NotFoundError, SiteloreError
 from sitelore.models import CrawlOptions, CrawlSummary, Limits, PageOutcome
-from sitelore.spider import CrawlRun
 
-__all__ = ["CrawlSlots", "Job", "JobEvent", "JobManager", "JobStatus", "OpenCrawl"]
+if TYPE_CHECKING:
+    from sitelore.spider import CrawlRun
+
+__all__ = ["CrawlSlots", "Job", "JobEvent", "JobManager", "JobStatus", "OnChange", "OpenCrawl"]
 
 log = logging.getLogger(__name__)
 
 #: Opens one crawl: ``Runtime.open_crawl`` (clamps the options and yields a CrawlRun).
-OpenCrawl = Callable[[str, CrawlOptions], AbstractAsyncContextManager[CrawlRun]]
+OpenCrawl = Callable[[str, CrawlOptions], AbstractAsyncContextManager["CrawlRun"]]
+#: Told when a job starts and when it ends (to keep a record of it); must not raise.
+OnChange = Callable[["Job"], Awaitable[None]]
 
 
 class JobStatus(enum.StrEnum):
@@ -47,6 +54,8 @@ class JobStatus(enum.StrEnum):
     DONE = "done"
     FAILED = "failed"
     CANCELLED = "cancelled"
+    #: Ended by a server shutdown or restart, not by its caller.
+    INTERRUPTED = "interrupted"
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -75,6 +84,8 @@ class Job:
         self.summary: CrawlSummary | None = None
         #: Why the job failed (a usage error such as a robots.txt refusal, or a bug).
         self.error: BaseException | None = None
+        #: Why the job was interrupted (the server stopping), when it was.
+        self.interrupted_by: str | None = None
         self._events: list[JobEvent] = []
         self._changed = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
@@ -168,6 +179,8 @@ class JobManager:
         now: wall clock for the jobs' timestamps.
         slots: crawl slots shared with synchronous crawls (default: 4 of its own).
         max_kept: finished jobs remembered; the oldest are forgotten first.
+        on_change: awaited after a job started (by the caller of :meth:`start`) and
+            when it has ended.
     """
 
     def __init__(
@@ -178,20 +191,32 @@ class JobManager:
         now: Callable[[], datetime],
         slots: CrawlSlots | None = None,
         max_kept: int = 100,
+        on_change: OnChange | None = None,
     ) -> None:
         self._open = open_crawl
+        self._on_change = on_change
+        #: Set once the server is stopping: synchronous crawls watch it and stop too.
+        self.stopping = asyncio.Event()
+        self._stop_reason = ""
         self._limits = limits
         self._now = now
         self.slots = slots or CrawlSlots()
         self._max_kept = max_kept
         self._jobs: OrderedDict[str, Job] = OrderedDict()
 
-    def start(self, seed: str, requested: CrawlOptions) -> Job:
-        """Start a crawl of ``seed`` in the background; BusyError when no slot is free."""
+    def start(
+        self, seed: str, requested: CrawlOptions, *, open_crawl: OpenCrawl | None = None
+    ) -> Job:
+        """Start a crawl of ``seed`` in the background; BusyError when no slot is free.
+
+        ``open_crawl`` opens this job's crawl instead of the manager's (e.g. one that
+        keeps the pages' bodies).
+        """
         self.slots.take()
         job = Job(uuid.uuid4().hex, seed, requested, self._limits, self._now())
         self._jobs[job.id] = job
-        job._task = asyncio.create_task(self._run(job), name=f"sitelore-job-{job.id}")
+        run = self._run(job, open_crawl or self._open)
+        job._task = asyncio.create_task(run, name=f"sitelore-job-{job.id}")
         return job
 
     def get(self, job_id: str) -> Job:
@@ -200,6 +225,21 @@ class JobManager:
         if job is None:
             raise NotFoundError(f"crawl job {job_id!r}: no such job")
         return job
+
+    def forget(self, job_id: str) -> None:
+        """Drop a finished job from memory (its record, if any, is the caller's)."""
+        job = self._jobs.get(job_id)
+        if job is not None and job.finished:
+            del self._jobs[job_id]
+
+    async def interrupt(self, reason: str) -> None:
+        """End every running job as interrupted (``reason`` says why), and wait for them.
+
+        Also sets :attr:`stopping`, which synchronous crawls watch. Pages stay stored.
+        """
+        self._stop_reason = reason
+        self.stopping.set()
+        await self.aclose()
 
     async def cancel(self, job_id: str) -> Job:
         """Stop a running job (pages stored so far stay); a finished job is left as it is."""
@@ -218,15 +258,21 @@ class JobManager:
         if tasks:
             await asyncio.wait(tasks)
 
-    async def _run(self, job: Job) -> None:
+    async def _run(self, job: Job, open_crawl: OpenCrawl) -> None:
         run: CrawlRun | None = None
         try:
-            async with self._open(job.seed, job.requested) as run:
+            if self._on_change is not None:
+                await self._on_change(job)
+            async with open_crawl(job.seed, job.requested) as run:
                 async for page in run:
                     job._record(page)
         except asyncio.CancelledError:
             # Asked for (DELETE or shutdown): the crawl's pages stay; the job just ends.
-            job._end(JobStatus.CANCELLED, self._now(), run)
+            if self._stop_reason:
+                job.interrupted_by = self._stop_reason
+                job._end(JobStatus.INTERRUPTED, self._now(), run)
+            else:
+                job._end(JobStatus.CANCELLED, self._now(), run)
         except Exception as exc:  # a job's failure is reported on the job, never raised
             if not isinstance(exc, SiteloreError):
                 log.exception("crawl job %s failed", job.id)
@@ -236,6 +282,8 @@ class JobManager:
         finally:
             self.slots.release()
             self._forget_old()
+            if self._on_change is not None:
+                await self._on_change(job)
 
     def _forget_old(self) -> None:
         finished = [job_id for job_id, job in self._jobs.items() if job.finished]

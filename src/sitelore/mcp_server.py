@@ -24,17 +24,21 @@ from typing import Annotated, Any
 
 import mcp_types as types
 from mcp.server import Server, ServerRequestContext
-from mcp.server.stdio import stdio_server
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from mcp.server.transport_security import TransportSecuritySettings
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 from pydantic.alias_generators import to_camel
+from starlette.middleware.cors import CORSMiddleware
 
 from sitelore import __version__, service
 from sitelore.asgi_guard import DEFAULT_MAX_BODY_BYTES, ASGIApp, RequestGuard
 from sitelore.bootstrap import Runtime
 from sitelore.errors import SiteloreError
+from sitelore.host_guard import HostGuard, HostPolicy
 from sitelore.jobs import CrawlSlots
+from sitelore.mcp_rejects import RejectMalformed, serve_stdio
 from sitelore.models import PageOutcome
 from sitelore.wire import (
+    MAX_OFFSET,
     MAX_URL_LENGTH,
     CrawlResult,
     DocumentItem,
@@ -44,6 +48,7 @@ from sitelore.wire import (
     RemotePolicy,
     SearchResult,
     SubmitRequest,
+    integral_floats,
     submit_schema,
 )
 
@@ -64,6 +69,11 @@ class _Args(BaseModel):
     model_config = ConfigDict(
         alias_generator=to_camel, populate_by_name=True, extra="forbid", frozen=True, strict=True
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _integral_floats(cls, data: Any) -> Any:
+        return integral_floats(cls, data) if isinstance(data, dict) else data
 
 
 class SearchArgs(_Args):
@@ -93,7 +103,7 @@ class ListArgs(_Args):
     """Arguments of ``list-documents``."""
 
     limit: Annotated[int, Field(ge=1, le=100, description="Documents to return.")] = 20
-    offset: Annotated[int, Field(ge=0, description="Documents to skip.")] = 0
+    offset: Annotated[int, Field(ge=0, le=MAX_OFFSET, description="Documents to skip.")] = 0
 
 
 class DocumentWindow(_Args):
@@ -345,10 +355,11 @@ def build_server(
 
 
 async def run_stdio(runtime: Runtime, *, remote: RemotePolicy | None = None) -> None:
-    """Serve MCP over this process's stdin and stdout until the client hangs up."""
-    server = build_server(runtime, remote=remote)
-    async with stdio_server() as (read_stream, write_stream):
-        await server.run(read_stream, write_stream, server.create_initialization_options())
+    """Serve MCP over this process's stdin and stdout until the client hangs up.
+
+    Lines that are not JSON-RPC get their JSON-RPC error (:mod:`sitelore.mcp_rejects`).
+    """
+    await serve_stdio(build_server(runtime, remote=remote))
 
 
 def http_app(
@@ -358,8 +369,35 @@ def http_app(
     api_key: str | None = None,
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     remote: RemotePolicy | None = None,
+    hosts: HostPolicy | None = None,
 ) -> ASGIApp:
-    """MCP over streamable HTTP at ``/mcp``, with the same key and body cap as the REST API."""
+    """MCP over streamable HTTP at ``/mcp``, with the same guards as the REST API.
+
+    Host and Origin are checked by :class:`~sitelore.host_guard.HostGuard` (``hosts``,
+    default: those of a server bound to ``host``), which replaces the SDK's own DNS
+    rebinding protection: that one is switched on only for a bind on 127.0.0.1,
+    localhost or ::1, and would leave 127.0.0.2 or a listed name unguarded. Bodies that
+    are not JSON-RPC are answered with their id (:class:`~sitelore.mcp_rejects.RejectMalformed`).
+    """
+    hosts = hosts or HostPolicy(host)
     server = build_server(runtime, remote=remote)
-    app = server.streamable_http_app(host=host, max_request_body_size=max_body_bytes)
-    return RequestGuard(app, api_key=api_key, max_body_bytes=max_body_bytes)
+    app: ASGIApp = server.streamable_http_app(
+        host=host,
+        max_request_body_size=max_body_bytes,
+        transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+    )
+    app = RequestGuard(RejectMalformed(app), api_key=api_key, max_body_bytes=max_body_bytes)
+    if hosts.cors_origins:
+        app = CORSMiddleware(
+            app,
+            allow_origins=list(hosts.cors_origins),
+            allow_methods=["GET", "POST", "DELETE"],
+            allow_headers=[
+                "authorization",
+                "content-type",
+                "mcp-session-id",
+                "mcp-protocol-version",
+            ],
+            expose_headers=["mcp-session-id"],
+        )
+    return HostGuard(app, policy=hosts)

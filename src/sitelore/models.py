@@ -9,17 +9,19 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 from typing import Annotated, Any, Self
 from urllib.parse import quote
 
 from pydantic import BaseModel, ConfigDict, Field
+from pydantic.json_schema import SkipJsonSchema
 
 from sitelore.errors import ErrorKind, SiteloreError
 
 __all__ = [
     "CAPPED_OPTIONS",
+    "DEFAULT_DELAY",
     "PINNED_SKIP_REASONS",
     "CaptureRef",
     "ChangeKind",
@@ -30,6 +32,7 @@ __all__ = [
     "Exchange",
     "FetchMeta",
     "Headers",
+    "JobRecord",
     "Limits",
     "PageError",
     "PageOutcome",
@@ -300,14 +303,17 @@ class SkipReason(enum.StrEnum):
     BLOCKED = "blocked"
     INVALID = "invalid"
     NOINDEX = "noindex"
+    #: The origin asked for a wait (Retry-After, Crawl-delay) the crawl cannot make.
+    THROTTLED = "throttled"
 
 
-#: The skip reasons ``crawl --json`` always reports, with 0 when none happened.
+#: The skip reasons ``crawl --json``, REST and MCP always report, with 0 when none happened.
 PINNED_SKIP_REASONS: tuple[SkipReason, ...] = (
     SkipReason.ROBOTS,
     SkipReason.FILTERED,
     SkipReason.DUPLICATE,
     SkipReason.DEPTH,
+    SkipReason.THROTTLED,
 )
 
 
@@ -490,6 +496,11 @@ class CrawlOptions(BaseModel):
         bool,
         Field(description="Also seed from robots.txt Sitemap: lines and /sitemap.xml."),
     ] = False
+    #: Set in code only (never on the wire): one more test a discovered URL (normalised)
+    #: must pass to be followed, e.g. the Firecrawl routes' includePaths under RE2.
+    url_filter: Annotated[
+        SkipJsonSchema[Callable[[str], bool] | None], Field(exclude=True, repr=False)
+    ] = None
 
     def clamp(self, limits: Limits) -> tuple[CrawlOptions, tuple[str, ...]]:
         """Return these options within ``limits`` and a sentence for each clamped value.
@@ -504,6 +515,10 @@ class CrawlOptions(BaseModel):
             return self, ()
         applied = self.model_copy(update=changes)
         return applied, tuple(map(str, clamped_options(self, applied)))
+
+
+#: The spacing a crawl asks for when it names none (``CrawlOptions.delay``), in seconds.
+DEFAULT_DELAY: float = CrawlOptions.model_fields["delay"].default
 
 
 @dataclasses.dataclass(slots=True, kw_only=True)
@@ -584,3 +599,22 @@ class CrawlSummary:
             "warnings": list(self.warnings),
             "sitemapUrls": self.sitemap_urls,
         }
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class JobRecord:
+    """What a server keeps of one crawl job in the store, so it outlives a restart."""
+
+    id: str
+    seed: str
+    #: running, done, failed, cancelled or interrupted.
+    status: str
+    created_at: datetime
+    finished_at: datetime | None = None
+    pages_crawled: int = 0
+    pages_indexed: int = 0
+    errors: int = 0
+    error_code: str | None = None
+    error_message: str | None = None
+    #: The options asked and applied, and the result, as the API shows them (JSON).
+    detail: Mapping[str, Any] = dataclasses.field(default_factory=dict)

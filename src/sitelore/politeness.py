@@ -14,6 +14,12 @@ its next request may start. The spider's loop for one request::
 
 ``reserve(origin, now)`` does the first and third steps at once, for callers that let
 several requests to one origin wait concurrently.
+
+Throttling that cannot be honoured ends the origin instead of being shortened: a
+Retry-After over ``max_retry_after`` or reaching the crawl's deadline, or a Crawl-delay
+over ``max_crawl_delay`` (once the first request has been made: it needs no wait),
+makes :meth:`Politeness.throttled` True for that origin, and the caller makes no more
+requests to it.
 """
 
 from __future__ import annotations
@@ -22,7 +28,13 @@ import email.utils
 import math
 from datetime import UTC, datetime
 
-__all__ = ["Politeness", "clamp_to_deadline", "parse_retry_after"]
+__all__ = [
+    "Politeness",
+    "clamp_to_deadline",
+    "crawl_delay_refusal",
+    "parse_retry_after",
+    "retry_after_refusal",
+]
 
 
 class Politeness:
@@ -31,8 +43,11 @@ class Politeness:
     * Spacing of an origin = max(``delay``, its Crawl-delay clamped to
       ``max_crawl_delay``), counted from the *start* of the previous request.
     * No wait before the first request to an origin.
-    * A Retry-After pushes that origin's next request out by at most
-      ``max_retry_after`` seconds; it never brings a request forward.
+    * A Retry-After pushes that origin's next request out; it never brings a request
+      forward. One longer than ``max_retry_after`` (or reaching ``deadline``) throttles
+      the origin instead.
+    * A Crawl-delay longer than ``max_crawl_delay`` throttles the origin once its first
+      request starts.
     * Origins are independent of each other.
 
     >>> polite = Politeness(1.0)
@@ -43,23 +58,52 @@ class Politeness:
     0.75
     """
 
-    __slots__ = ("_crawl_delays", "_delay", "_max_crawl_delay", "_max_retry_after", "_next_at")
+    __slots__ = (
+        "_crawl_delays",
+        "_deadline",
+        "_delay",
+        "_max_crawl_delay",
+        "_max_retry_after",
+        "_next_at",
+        "_throttled",
+        "_unpaceable",
+    )
 
     def __init__(
-        self, delay: float, *, max_crawl_delay: float = 10.0, max_retry_after: float = 60.0
+        self,
+        delay: float,
+        *,
+        max_crawl_delay: float = 10.0,
+        max_retry_after: float = 60.0,
+        deadline: float = math.inf,
     ) -> None:
         self._delay = _non_negative(delay)
         self._max_crawl_delay = _non_negative(max_crawl_delay)
         self._max_retry_after = _non_negative(max_retry_after)
+        self._deadline = deadline
         self._crawl_delays: dict[str, float] = {}
         self._next_at: dict[str, float] = {}
+        self._unpaceable: set[str] = set()
+        self._throttled: dict[str, str] = {}
 
     def set_crawl_delay(self, origin: str, ms: int | None) -> None:
-        """Set the origin's robots.txt Crawl-delay in milliseconds (None: it has none)."""
+        """Set the origin's robots.txt Crawl-delay in milliseconds (None: it has none).
+
+        Pass the delay as the site asked for it: one over ``max_crawl_delay`` is kept at
+        the cap for pacing, and throttles the origin once its first request starts.
+        """
         if ms is None:
             self._crawl_delays.pop(origin, None)
+            self._unpaceable.discard(origin)
             return
-        self._crawl_delays[origin] = min(_non_negative(ms / 1000), self._max_crawl_delay)
+        seconds = _non_negative(ms / 1000)
+        if crawl_delay_refusal(ms, cap=self._max_crawl_delay) is not None:
+            self._unpaceable.add(origin)
+        self._crawl_delays[origin] = min(seconds, self._max_crawl_delay)
+
+    def throttled(self, origin: str) -> str | None:
+        """Why no more requests may go to ``origin`` (a throttle we cannot honour), or None."""
+        return self._throttled.get(origin)
 
     def spacing(self, origin: str) -> float:
         """Return the minimum seconds between the starts of two requests to ``origin``."""
@@ -78,6 +122,8 @@ class Politeness:
 
     def record_request(self, origin: str, now: float) -> None:
         """Record that a request to ``origin`` starts at ``now``."""
+        if origin in self._unpaceable and origin not in self._throttled:
+            self._throttled[origin] = _CRAWL_DELAY_OVER_CAP
         self._push(origin, now + self.spacing(origin))
 
     def reserve(self, origin: str, now: float) -> float:
@@ -90,11 +136,26 @@ class Politeness:
         self.record_request(origin, now + wait)
         return wait
 
-    def push_back(self, origin: str, now: float, seconds: float | None) -> None:
-        """Honour a Retry-After of ``seconds`` (capped) received at ``now``; None: no-op."""
-        if seconds is None or not math.isfinite(seconds) or seconds <= 0:
-            return
-        self._push(origin, now + min(seconds, self._max_retry_after))
+    def push_back(self, origin: str, now: float, seconds: float | None) -> bool:
+        """Honour a Retry-After of ``seconds`` received at ``now``; None: no-op.
+
+        Returns False, and throttles the origin, when the wait is longer than
+        ``max_retry_after`` or would reach the deadline.
+
+        >>> polite = Politeness(1.0, deadline=600.0)
+        >>> polite.push_back("https://a.example", now=10.0, seconds=86400.0)
+        False
+        >>> polite.throttled("https://a.example")
+        'Retry-After 86400s is longer than the crawl may wait'
+        """
+        if seconds is None or math.isnan(seconds) or seconds <= 0:
+            return True
+        refusal = retry_after_refusal(seconds, left=self._deadline - now, cap=self._max_retry_after)
+        if refusal is not None:
+            self._throttled.setdefault(origin, refusal)
+            return False
+        self._push(origin, now + seconds)
+        return True
 
     def _push(self, origin: str, when: float) -> None:
         if when > self._next_at.get(origin, -math.inf):
@@ -116,6 +177,32 @@ def clamp_to_deadline(wait: float, now: float, deadline: float) -> float | None:
     if now + wait >= deadline:
         return None
     return wait
+
+
+_CRAWL_DELAY_OVER_CAP = "Crawl-delay over the crawl's cap"
+
+
+def retry_after_refusal(seconds: float | None, *, left: float, cap: float) -> str | None:
+    """Why a wait of ``seconds`` cannot be honoured, or None when it can.
+
+    It cannot when it is longer than ``cap`` or reaches the crawl's end (``left``
+    seconds away): the origin is then throttled rather than asked again sooner.
+
+    >>> retry_after_refusal(30.0, left=600.0, cap=60.0) is None
+    True
+    >>> retry_after_refusal(86400.0, left=600.0, cap=60.0)
+    'Retry-After 86400s is longer than the crawl may wait'
+    """
+    if seconds is None or math.isnan(seconds) or seconds <= 0:
+        return None
+    if seconds > cap or seconds >= left:
+        return f"Retry-After {seconds:.0f}s is longer than the crawl may wait"
+    return None
+
+
+def crawl_delay_refusal(ms: int | None, *, cap: float) -> str | None:
+    """Why a Crawl-delay of ``ms`` (as the site asked) cannot be kept under ``cap`` seconds."""
+    return _CRAWL_DELAY_OVER_CAP if ms is not None and ms / 1000 > cap else None
 
 
 def _non_negative(value: float) -> float:

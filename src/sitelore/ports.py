@@ -19,6 +19,7 @@ from sitelore.models import (
     Document,
     Exchange,
     FetchMeta,
+    JobRecord,
     SearchHit,
     Snapshot,
     SnapshotMode,
@@ -34,6 +35,7 @@ __all__ = [
     "ExchangeObserver",
     "Fetcher",
     "HopCheck",
+    "JobRecords",
     "LiveFetcher",
     "Renderer",
     "Resolver",
@@ -81,7 +83,9 @@ class Fetcher(Protocol):
     not an exception). It raises a ``FetchError`` subclass (timeout, too large, too many
     redirects, network) or ``BlockedURLError`` / ``InvalidURLError`` only when no final
     response could be had. ``check_hop`` is awaited before each redirect target is
-    requested (a crawl re-checks robots.txt and scope there).
+    requested (a crawl re-checks robots.txt and scope there). With ``truncate`` a body
+    over ``max_bytes`` is cut there and returned instead of raising (robots.txt is
+    parsed up to its cap).
     """
 
     async def fetch(
@@ -92,6 +96,7 @@ class Fetcher(Protocol):
         headers: Mapping[str, str] | None = None,
         check_hop: HopCheck | None = None,
         timeout: float | None = None,
+        truncate: bool = False,
     ) -> Snapshot:
         """Fetch ``url`` through the guard, following redirects by hand."""
         ...
@@ -176,6 +181,26 @@ class CaptureLinks(Protocol):
 
     async def captures(self) -> builtins.list[tuple[str, CaptureRef]]:
         """``(document id, ref)`` for every linked document, oldest document first."""
+        ...
+
+
+@runtime_checkable
+class JobRecords(Protocol):
+    """**Protocol (optional store capability):** crawl job records that outlive a server.
+
+    Both stores have it; a server over a store without it forgets its jobs on restart.
+    """
+
+    async def save_job(self, record: JobRecord) -> None:
+        """Insert or replace the record with ``record.id``."""
+        ...
+
+    async def job_record(self, job_id: str) -> JobRecord | None:
+        """The record with this id, or None."""
+        ...
+
+    async def delete_job_record(self, job_id: str) -> bool:
+        """Forget one record; True when it existed."""
         ...
 
 

@@ -40,6 +40,7 @@ __all__ = [
     "RobotsRules",
     "RobotsState",
     "allow_all_policy",
+    "complete_lines",
     "create_robots_policy",
     "is_allowed",
     "match_pattern",
@@ -48,16 +49,24 @@ __all__ = [
     "product_token",
     "robots_origin",
     "unavailable_rules",
+    "unreachable_reason",
     "unreachable_rules",
 ]
 
-#: Only this many bytes (UTF-8) of a robots.txt are parsed; the rest is ignored.
-PARSE_LIMIT_BYTES = 500 * 1024
+#: Only this many bytes (UTF-8) of a robots.txt are parsed (RFC 9309 2.5 asks for at least
+#: 500 KiB); the rest is ignored, and a line cut by the limit is dropped.
+PARSE_LIMIT_BYTES = 512 * 1024
 #: Crawl-delay is clamped to [0, this] milliseconds.
 MAX_CRAWL_DELAY_MS = 10_000
+# The largest Crawl-delay kept as asked (about 31 years), so that no value overflows.
+_DELAY_BOUND_MS = 10**12
 
 _TOKEN_CHARS = frozenset(string.ascii_letters + "_-")
 _UNRESERVED = frozenset(string.ascii_letters + string.digits + "-._~")
+# Kept as they are by the normaliser: unreserved and reserved characters (RFC 3986) but
+# ``*`` and ``$`` (escaped so that they never act as wildcard or anchor) and ``%``
+# (an escape, or escaped itself). Everything else is percent-encoded as UTF-8.
+_KEPT = frozenset(_UNRESERVED | set(":/?#[]@!&'()+,;="))
 _HEX = frozenset(string.hexdigits)
 _SCHEME_CHARS = frozenset(string.ascii_letters + string.digits + "+-.")
 _NUMBER_CHARS = frozenset(string.digits + ".eE+-")
@@ -78,20 +87,20 @@ class RobotsState(enum.StrEnum):
 
 
 def _escape_char(ch: str) -> str:
-    if ch == "*":
-        return "%2A"
-    if ch == "$":
-        return "%24"
     return "".join(f"%{byte:02X}" for byte in ch.encode("utf-8", "surrogatepass"))
 
 
 def _normalise(text: str) -> str:
-    """Percent-encode non-ASCII, decode unreserved escapes, upper-case other escapes.
+    """Bring a path (pattern or target) to the one form both sides are compared in.
 
+    Escapes of unreserved characters are decoded (``%7E`` -> ``~``), other escapes
+    get upper-case hex (``%2f`` -> ``%2F``); every other character that a URL cannot
+    carry as it is (space, ``"``, ``<``, ``>``, controls, non-ASCII...) becomes the
+    percent-encoding of its UTF-8 bytes, and so does a ``%`` that starts no escape.
     Literal ``*`` and ``$`` become ``%2A`` and ``%24`` so that they compare equal to
     the escaped forms a pattern uses for them.
     """
-    if text.isascii() and "%" not in text and "*" not in text and "$" not in text:
+    if _KEPT.issuperset(text):
         return text
     out: list[str] = []
     i, size = 0, len(text)
@@ -102,7 +111,7 @@ def _normalise(text: str) -> str:
             out.append(decoded if decoded in _UNRESERVED else text[i : i + 3].upper())
             i += 3
             continue
-        out.append(_escape_char(ch) if ch in "*$" or not ch.isascii() else ch)
+        out.append(ch if ch in _KEPT else _escape_char(ch))
         i += 1
     return "".join(out)
 
@@ -167,9 +176,16 @@ class RobotsRule:
 
     @classmethod
     def compile(cls, pattern: str, *, allow: bool) -> RobotsRule:
-        """Compile ``pattern`` as written in robots.txt (``*`` any run, final ``$`` end)."""
+        """Compile ``pattern`` as written in robots.txt (``*`` any run, final ``$`` end).
+
+        Matching is anchored at the start of the path. A pattern that starts with
+        neither ``/`` nor ``*`` (``fish/``) is read as if it began with ``/``, as
+        Google's parser does; one that starts with ``*`` (``*m``) matches anywhere.
+        """
         anchored = pattern.endswith("$")
         body = pattern[:-1] if anchored else pattern
+        if not body.startswith(("/", "*")):
+            body = "/" + body
         parts = [_normalise(part) for part in body.split("*")]
         if len(parts) == 1:
             return cls(allow, pattern, parts[0], (), "", wild=False, anchored=anchored)
@@ -183,10 +199,16 @@ class RobotsRule:
 
     @property
     def matches_everything(self) -> bool:
-        """True when every path (anything starting with ``/``) matches."""
-        if self.anchored or self.middle:
+        """True when every path (anything starting with ``/``) matches.
+
+        That is ``/``, or ``*`` runs around at most a leading ``/`` (``*``, ``/*``,
+        ``/*$``); ``*m`` only matches paths holding an ``m``.
+        """
+        if self.middle or self.head not in ("", "/"):
             return False
-        return self.head == "" or (self.head == "/" and (not self.wild or self.tail == ""))
+        if not self.wild:
+            return not self.anchored
+        return self.tail == ""
 
     def matches(self, target: str) -> bool:
         """Decide the pattern against a normalised target, scanning forward only."""
@@ -249,13 +271,18 @@ class RobotsRules:
     """The rules that apply to one crawler on one origin; immutable.
 
     ``rules`` are ordered by priority (longest pattern first, allow before disallow on
-    a tie), so the first match decides. ``disallow_all`` is True when nothing but
-    ``/robots.txt`` may be fetched. ``source`` says where the rules came from in words
-    (``"parsed"``, ``"unavailable (404)"``, ``"unreachable (503)"``).
+    a tie), so the first match decides. ``crawl_delay_ms`` is clamped to
+    [0, :data:`MAX_CRAWL_DELAY_MS`]; ``0`` is an explicit zero. ``disallow_all`` is
+    True when nothing but ``/robots.txt`` may be fetched. ``source`` says where the
+    rules came from in words (``"parsed"``, ``"unavailable (404)"``,
+    ``"unreachable (503)"``).
     """
 
     rules: tuple[RobotsRule, ...] = ()
     crawl_delay_ms: int | None = None
+    #: The Crawl-delay as the site wrote it, before the clamp (None: absent or invalid).
+    #: A crawl that may not wait that long between requests stops asking the origin.
+    requested_crawl_delay_ms: int | None = None
     sitemaps: tuple[str, ...] = ()
     disallow_all: bool = False
     state: RobotsState = RobotsState.PARSED
@@ -300,6 +327,19 @@ def unreachable_rules(reason: str) -> RobotsRules:
     )
 
 
+def unreachable_reason(rules: RobotsRules) -> str:
+    """Why an unreachable robots.txt refuses a crawl's start URL, in words.
+
+    >>> unreachable_reason(unreachable_rules("503"))
+    'robots.txt could not be read (server error or no answer: 503), so nothing may be fetched'
+    """
+    detail = rules.source.removeprefix("unreachable (").removesuffix(")")
+    return (
+        f"robots.txt could not be read (server error or no answer: {detail}),"
+        " so nothing may be fetched"
+    )
+
+
 def is_allowed(rules: RobotsRules, url: str) -> bool:
     """Return True when ``rules`` let the crawler fetch ``url`` (matched on path + query).
 
@@ -336,6 +376,20 @@ def _agent_key(value: str) -> str:
     return product_token(value).lower()
 
 
+def complete_lines(data: bytes, limit: int) -> bytes:
+    """The first ``limit`` bytes of ``data``, without a last line the limit cut short.
+
+    >>> complete_lines(b"a\\nbb\\nccc", 4), complete_lines(b"a\\nbb\\nccc", 3)
+    (b'a\\nbb', b'a\\n')
+    """
+    if len(data) <= limit:
+        return data
+    if data[limit : limit + 1] in (b"\n", b"\r"):
+        return data[:limit]
+    head = data[:limit]
+    return head[: max(head.rfind(b"\n"), head.rfind(b"\r")) + 1]
+
+
 def _capped(text: str) -> str:
     """The first ``PARSE_LIMIT_BYTES`` of ``text``; a line cut by the limit is dropped."""
     if len(text) <= PARSE_LIMIT_BYTES // 4:
@@ -343,10 +397,7 @@ def _capped(text: str) -> str:
     data = text.encode("utf-8", "surrogatepass")
     if len(data) <= PARSE_LIMIT_BYTES:
         return text
-    head = data[:PARSE_LIMIT_BYTES].decode("utf-8", "ignore")
-    if data[PARSE_LIMIT_BYTES : PARSE_LIMIT_BYTES + 1] in (b"\n", b"\r"):
-        return head
-    return head[: max(head.rfind("\n"), head.rfind("\r")) + 1]
+    return complete_lines(data, PARSE_LIMIT_BYTES).decode("utf-8", "ignore")
 
 
 def _records(text: str) -> Iterator[tuple[str, str]]:
@@ -359,19 +410,22 @@ def _records(text: str) -> Iterator[tuple[str, str]]:
 
 
 def _delay_ms(value: str) -> int | None:
-    """Crawl-delay seconds as clamped milliseconds; None when zero, negative or invalid."""
+    """Crawl-delay seconds as milliseconds, not yet clamped; None when negative or invalid.
+
+    ``0`` is an explicit zero (no delay asked), not an absent value. A value too large
+    to represent counts as :data:`_DELAY_BOUND_MS`.
+    """
     if not value or not set(value) <= _NUMBER_CHARS:
         return None
     try:
         seconds = float(value)
     except ValueError:
         return None
-    if math.isnan(seconds) or seconds <= 0:
+    if math.isnan(seconds) or seconds < 0:
         return None
-    if seconds * 1000 >= MAX_CRAWL_DELAY_MS:
-        return MAX_CRAWL_DELAY_MS
-    millis = math.floor(seconds * 1000 + 0.5)
-    return millis if millis > 0 else None
+    if seconds * 1000 >= _DELAY_BOUND_MS:
+        return _DELAY_BOUND_MS
+    return math.floor(seconds * 1000 + 0.5)
 
 
 def _sitemap_url(value: str, base_url: str | None = None) -> str | None:
@@ -414,8 +468,11 @@ def _parse(records: Iterable[tuple[str, str]], base_url: str | None = None) -> _
                 parsed.groups.append(group)
             group.agents.add(_agent_key(value))
             reading_agents = True
-        elif key in ("allow", "disallow", "crawl-delay"):
-            reading_agents = False
+        elif key in ("allow", "disallow"):
+            reading_agents = False  # only a rule ends the user-agent list (RFC 9309 2.2.4)
+            if group is not None:
+                _add_member(group, key, value)
+        elif key == "crawl-delay":
             if group is not None:
                 _add_member(group, key, value)
         elif key == "sitemap":
@@ -456,11 +513,12 @@ def parse_robots_txt(
     parsed = _parse(_records(text), base_url)
     chosen = _applicable(parsed.groups, product_token(user_agent).lower())
     rules = sorted((rule for group in chosen for rule in group.rules), key=_priority)
-    delays = [delay for group in chosen for delay in group.delays]
+    requested = max((delay for group in chosen for delay in group.delays), default=None)
     has_allow = any(rule.allow for rule in rules)
     return RobotsRules(
         rules=tuple(rules),
-        crawl_delay_ms=max(delays, default=None),
+        crawl_delay_ms=None if requested is None else min(requested, MAX_CRAWL_DELAY_MS),
+        requested_crawl_delay_ms=requested,
         sitemaps=tuple(parsed.sitemaps),
         disallow_all=not has_allow and any(rule.matches_everything for rule in rules),
     )

@@ -1,11 +1,13 @@
 """Load one origin's robots.txt through the Fetcher port and turn the outcome into rules.
 
-Implements the fetch-outcome table of specs/robots.md: 2xx is parsed, 4xx allows all,
-5xx disallows all (marked unreachable), and a network failure, timeout, redirect
-trouble or oversized body allows all with a warning. It never opens a connection
-itself (the fetcher does, through its address guard on every hop), never sends
-cookies, credentials or a query string, and never turns the guard's refusal of the
-robots.txt URL itself into allow-all.
+Implements the fetch-outcome table of specs/robots.md (RFC 9309 2.3.1): 2xx is parsed
+up to the cap (a larger file is cut at its last complete line, never ignored), 4xx
+allows all, and 5xx, a network error, a timeout or a connection reset disallow all
+(marked unreachable; a network error or timeout after one retry). Redirect trouble
+allows all with a warning. It never opens a connection itself (the fetcher does,
+through its address guard on every hop), never sends cookies, credentials or a query
+string, and never turns the guard's refusal of the robots.txt URL itself into
+allow-all.
 """
 
 from __future__ import annotations
@@ -14,12 +16,20 @@ import logging
 from types import MappingProxyType
 from urllib.parse import urlsplit
 
-from sitelore.errors import BlockedURLError, FetchError, HTTPStatusError, InvalidURLError
+from sitelore.errors import (
+    BlockedURLError,
+    FetchError,
+    FetchTimeoutError,
+    HTTPStatusError,
+    InvalidURLError,
+    NetworkError,
+)
 from sitelore.models import Snapshot
 from sitelore.ports import Fetcher, HopCheck
 from sitelore.robots import (
     RobotsLoader,
     RobotsRules,
+    complete_lines,
     parse_robots_txt,
     unavailable_rules,
     unreachable_rules,
@@ -59,8 +69,10 @@ def _rules_for_status(status: int, body: bytes, *, url: str, loader: _Loader) ->
     family = status // 100
     if family == _SUCCESS:
         if len(body) > loader.max_bytes:
-            _log.warning("robots.txt over %d bytes, allowing all: %s", loader.max_bytes, url)
-            return unavailable_rules("too large")
+            _log.warning(
+                "robots.txt over %d bytes, parsing up to the cap: %s", loader.max_bytes, url
+            )
+            body = complete_lines(body, loader.max_bytes)
         return parse_robots_txt(body.decode("utf-8", "replace"), loader.user_agent, base_url=url)
     if family == _CLIENT_ERROR:
         if status != _NOT_FOUND:
@@ -93,6 +105,20 @@ class _Loader:
 
     async def __call__(self, origin: str) -> RobotsRules:
         url = origin.rstrip("/") + "/robots.txt"
+        try:
+            return await self._load(url)
+        except (NetworkError, FetchTimeoutError) as exc:
+            _log.info("robots.txt not read (%s), trying once more: %s", exc, url)
+        try:
+            return await self._load(url)
+        except (NetworkError, FetchTimeoutError) as exc:
+            _log.warning(
+                "robots.txt unreachable (%s), disallowing all (--no-robots overrides): %s", exc, url
+            )
+            return unreachable_rules(str(exc.kind))
+
+    async def _load(self, url: str) -> RobotsRules:
+        """One attempt; a network error or timeout propagates (the caller retries once)."""
         hops: list[str] = []
 
         async def note_hop(hop: str) -> None:
@@ -105,17 +131,21 @@ class _Loader:
                 raise
             _log.warning("robots.txt redirect refused (%s), allowing all: %s", exc, url)
             return unavailable_rules("redirect refused")
+        except (NetworkError, FetchTimeoutError):
+            raise
         except FetchError as exc:
             return _rules_for_failure(exc, url, self)
         return _rules_for_status(snapshot.status, snapshot.body, url=url, loader=self)
 
     async def _fetch(self, url: str, note_hop: HopCheck) -> Snapshot:
+        # One byte over the cap says whether the file was cut (then at its last full line).
         return await self.fetcher.fetch(
             url,
-            max_bytes=self.max_bytes,
+            max_bytes=self.max_bytes + 1,
             headers=dict(ROBOTS_HEADERS),
             check_hop=note_hop,
             timeout=self.timeout,
+            truncate=True,
         )
 
 
@@ -130,8 +160,8 @@ def make_robots_loader(
 
     The loader fetches ``<origin>/robots.txt`` through ``fetcher`` with only
     ``Accept: text/plain`` added (the fetcher sets User-Agent). ``user_agent`` picks
-    the robots.txt group by its product token; ``max_bytes`` caps the body; ``timeout``
-    bounds the request. The guard's refusal of the robots.txt URL itself propagates;
-    a refused redirect hop allows all, like any other unreadable robots.txt.
+    the robots.txt group by its product token; ``max_bytes`` caps the body (a longer
+    one is parsed up to it); ``timeout`` bounds each attempt. The guard's refusal of
+    the robots.txt URL itself propagates; a refused redirect hop allows all.
     """
     return _Loader(fetcher, max_bytes, timeout, user_agent)

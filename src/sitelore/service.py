@@ -34,8 +34,8 @@ from sitelore.errors import (
     UnsupportedContentTypeError,
     UsageError,
 )
-from sitelore.models import CrawlSummary, PageError, PageOutcome, StoredDocument
-from sitelore.ports import Store
+from sitelore.models import CrawlOptions, CrawlSummary, PageError, PageOutcome, StoredDocument
+from sitelore.ports import Snapshots, Store
 from sitelore.wire import SubmitRequest
 
 __all__ = [
@@ -50,6 +50,7 @@ __all__ = [
     "remote_message",
     "single_document",
     "submit",
+    "submit_page",
     "text_window",
 ]
 
@@ -116,6 +117,26 @@ async def submit(
     if start is not None and failed is not None and refused:
         raise PageFailedError(start, failed)
     return summary
+
+
+async def submit_page(
+    runtime: Runtime, url: str, options: CrawlOptions, *, snapshots: Snapshots | None = None
+) -> tuple[PageOutcome, StoredDocument]:
+    """Ingest the one page ``url`` (``options`` fetch one page) and return it as stored.
+
+    ``snapshots`` picks the fetch path (e.g. one that keeps the body).
+
+    Raises:
+        UsageError: a bad or refused URL, robots.txt refuses it, or it was not stored.
+        PageFailedError: the page failed.
+        FetchTimeoutError: the crawl's deadline passed before the page was fetched.
+    """
+    async with runtime.open_crawl(url, options, snapshots=snapshots) as run:
+        summary = await run.finish()
+    if not summary.pages and summary.truncated_reason == "deadline":
+        raise FetchTimeoutError(url, f"no answer within {options.deadline_seconds:g} s")
+    document = await single_document(runtime.store, summary)
+    return summary.pages[0], document
 
 
 def remote_message(exc: SiteloreError) -> str:
@@ -203,7 +224,7 @@ def _is_continuation(byte: int) -> bool:
 def _parse_cursor(cursor: str | None, total: int) -> int:
     if cursor is None or cursor == "":
         return 0
-    if not cursor.isdigit() or int(cursor) > total:
+    if not (cursor.isascii() and cursor.isdigit()) or len(cursor) > 20 or int(cursor) > total:
         raise UsageError(f"cursor {cursor!r}: not a cursor of this document (0..{total})")
     return int(cursor)
 

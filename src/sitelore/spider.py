@@ -44,11 +44,13 @@ from typing import TypeVar
 from sitelore.convert import DocumentConverter
 from sitelore.errors import (
     EXIT_CONFIG,
+    BlockedURLError,
     ConversionError,
     ConversionFailedError,
     FetchError,
     FetchTimeoutError,
     HTTPStatusError,
+    InvalidURLError,
     PageStoreError,
     RobotsDeniedError,
     RobotsRefusedError,
@@ -73,7 +75,7 @@ from sitelore.models import (
 from sitelore.politeness import Politeness, clamp_to_deadline, parse_retry_after
 from sitelore.ports import CaptureLinks, Clock, Converter, Fetcher, Renderer, Store
 from sitelore.revisit import Prepared, Revisit, change_of
-from sitelore.robots import RobotsPolicy, robots_origin
+from sitelore.robots import RobotsPolicy, robots_origin, unreachable_reason
 from sitelore.sitemaps import SitemapLoader
 from sitelore.urls import Scope, normalize_url, origin
 from sitelore.xrobots import apply_robots_tag
@@ -288,12 +290,12 @@ class CrawlRun:
             return
         scope = Scope.from_options(seed, options)
         frontier = Frontier(seed, options, scope)
-        politeness = Politeness(options.delay)
-        await self._check_seed_robots(seed, politeness)
-        self._frontier = frontier
         deadline = (
             self._deadline if self._deadline is not None else started + options.deadline_seconds
         )
+        politeness = Politeness(options.delay, deadline=deadline)
+        await self._check_seed_robots(seed, politeness)
+        self._frontier = frontier
         scheduler = _Scheduler(self, frontier, politeness, scope, deadline)
         try:
             async with asyncio.timeout(max(0.0, deadline - spider._clock.monotonic())):
@@ -309,12 +311,10 @@ class CrawlRun:
         rules = await self._spider._robots.rules_for(seed)
         robots_url = robots_origin(seed) + "/robots.txt"
         if rules.unreachable:
-            raise RobotsRefusedError(
-                seed, robots_url, "robots.txt could not be read (server error)"
-            )
+            raise RobotsRefusedError(seed, robots_url, unreachable_reason(rules))
         if not await self._spider._robots.is_allowed(seed):
             raise RobotsRefusedError(seed, robots_url, "the start URL is disallowed by robots.txt")
-        politeness.set_crawl_delay(origin(seed), rules.crawl_delay_ms)
+        politeness.set_crawl_delay(origin(seed), rules.requested_crawl_delay_ms)
 
     async def _seed_from_sitemaps(
         self, seed: str, frontier: Frontier, scheduler: _Scheduler
@@ -373,6 +373,10 @@ class _Scheduler:
         self._reported: dict[str, asyncio.Event] = {}
         self._wakeup = asyncio.Event()
         self._known_delays: set[str] = set()
+        # Origins whose robots.txt URL the guard refused, and throttled origins already
+        # reported in the summary's warnings.
+        self._blocked_origins: set[str] = set()
+        self._noted_throttles: set[str] = set()
         self._stopped = False
 
     async def run(self) -> None:
@@ -421,13 +425,15 @@ class _Scheduler:
             frontier.release(item, SkipReason.BLOCKED)
             return None
         if self._options.respect_robots and item.depth > 0:
-            if not await spider._robots.is_allowed(item.url):
-                log.debug("skip %s: robots", item.url)
-                frontier.release(item, SkipReason.ROBOTS)
+            refusal = await self._robots_refusal(item.url, key)
+            if refusal is not None:
+                log.debug("skip %s: %s", item.url, refusal)
+                frontier.release(item, refusal)
                 return None
-            await self._learn_crawl_delay(key, item.url)
         lock = self._origin_locks.setdefault(key, asyncio.Lock())
         async with lock:  # one request in flight per origin; waiters start in FIFO order
+            if self._skip_throttled(item, key):
+                return None
             if self._stopped or not await self._wait_turn(key):
                 self._stop_at_deadline(item)
                 return None
@@ -445,11 +451,41 @@ class _Scheduler:
     async def before_sitemap(self, url: str) -> bool:
         """May a sitemap file be fetched now? Robots.txt first, then the origin's spacing."""
         key = origin(url)
-        if self._options.respect_robots:
-            if not await self._spider._robots.is_allowed(url):
-                return False
-            await self._learn_crawl_delay(key, url)
+        if self._options.respect_robots and await self._robots_refusal(url, key) is not None:
+            return False
         return await self._wait_turn(key)
+
+    async def _robots_refusal(self, url: str, key: str) -> SkipReason | None:
+        """Why robots.txt keeps ``url`` from being fetched (``robots``, ``blocked``), or None.
+
+        When the guard refuses the robots.txt URL of a discovered origin (its host
+        resolves to a refused address), that origin's URLs are ``blocked``: the crawl
+        goes on, the origin is noted once in the warnings and never looked up again.
+        """
+        if key in self._blocked_origins:
+            return SkipReason.BLOCKED
+        try:
+            if not await self._spider._robots.is_allowed(url):
+                return SkipReason.ROBOTS
+            await self._learn_crawl_delay(key, url)
+        except (BlockedURLError, InvalidURLError) as exc:
+            self._blocked_origins.add(key)
+            log.warning("skip %s: its robots.txt is refused: %s", key, exc)
+            self._run.summary.warnings.append(f"blocked {key}: {exc}")
+            return SkipReason.BLOCKED
+        return None
+
+    def _skip_throttled(self, item: QueueItem, key: str) -> bool:
+        """Skip ``item`` as ``throttled`` if its origin asked for a wait the crawl cannot make."""
+        why = self._politeness.throttled(key)
+        if why is None:
+            return False
+        if key not in self._noted_throttles:
+            self._noted_throttles.add(key)
+            log.warning("throttled %s: %s; its other URLs are skipped", key, why)
+            self._run.summary.warnings.append(f"throttled {key}: {why}; its other URLs skipped")
+        self._frontier.release(item, SkipReason.THROTTLED)
+        return True
 
     def _stop_at_deadline(self, item: QueueItem) -> None:
         self._frontier.requeue(item)
@@ -461,10 +497,13 @@ class _Scheduler:
             return
         self._known_delays.add(key)
         self._politeness.set_crawl_delay(
-            key, (await self._spider._robots.rules_for(url)).crawl_delay_ms
+            key, (await self._spider._robots.rules_for(url)).requested_crawl_delay_ms
         )
 
     async def _wait_turn(self, key: str) -> bool:
+        """Wait for the origin's next slot; False when the deadline or a throttle forbids it."""
+        if self._politeness.throttled(key) is not None:
+            return False
         clock = self._spider._clock
         now = clock.monotonic()
         asked = self._politeness.wait_for(key, now) if self._spider._paced else 0.0

@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 import ipaddress
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
@@ -155,6 +155,8 @@ class Scope:
     seed_host: str | None
     path_prefix: str | None = None
     excludes: tuple[_Glob, ...] = ()
+    #: One more test a normalised URL must pass (``CrawlOptions.url_filter``).
+    url_filter: Callable[[str], bool] | None = None
 
     @classmethod
     def build(
@@ -174,12 +176,15 @@ class Scope:
     @classmethod
     def from_options(cls, seed: str, options: CrawlOptions) -> Scope:
         """Build the scope of a crawl from its seed and its (clamped) options."""
-        return cls.build(
+        scope = cls.build(
             seed,
             same_domain=options.same_domain,
             path_prefix=options.path_prefix,
             exclude_patterns=options.exclude_patterns,
         )
+        if options.url_filter is None:
+            return scope
+        return dataclasses.replace(scope, url_filter=options.url_filter)
 
     def allows(self, url: str) -> SkipReason | None:
         """Return None if ``url`` is in scope, else why not (FILTERED, or INVALID)."""
@@ -199,6 +204,8 @@ class Scope:
             text = url.lower()
             if any(glob.matches(text) for glob in self.excludes):
                 return SkipReason.FILTERED
+        if self.url_filter is not None and not self.url_filter(url):
+            return SkipReason.FILTERED
         return None
 
 

@@ -13,15 +13,17 @@ import dataclasses
 from datetime import datetime
 from typing import Annotated, Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic.alias_generators import to_camel
 
 from sitelore.errors import UsageError
 from sitelore.jobs import Job
 from sitelore.models import (
     CAPPED_OPTIONS,
+    DEFAULT_DELAY,
     CrawlOptions,
     CrawlSummary,
+    JobRecord,
     Limits,
     PageOutcome,
     SearchHit,
@@ -31,6 +33,7 @@ from sitelore.models import (
 
 __all__ = [
     "DEFAULT_DELAY",
+    "MAX_OFFSET",
     "MAX_URL_LENGTH",
     "Clamped",
     "CrawlJobRequest",
@@ -52,11 +55,14 @@ __all__ = [
     "SubmitRequest",
     "annotate_request_schema",
     "clamped_fields",
+    "integral_floats",
     "submit_schema",
 ]
 
 #: Longest URL a request may submit (characters).
 MAX_URL_LENGTH = 2048
+#: Largest offset a listing accepts (well inside SQLite's and PostgreSQL's 64-bit range).
+MAX_OFFSET = 1_000_000_000
 
 _CAP_KEY = "x-hard-cap"
 
@@ -71,7 +77,9 @@ class SubmitRequest(CrawlOptions):
 
     Validation is strict, as JSON means it: ``"10"`` is not a number, ``1`` and ``"yes"``
     are not booleans (422 naming the field); an integer is still a valid number of
-    seconds. Arrays are read as the tuples the options hold.
+    seconds and, as in JSON Schema, ``10.0`` a valid integer. Arrays are read as the
+    tuples the options hold. Text must be valid Unicode (no lone surrogates, which
+    JSON's ``\\ud800`` escapes can carry), so nothing fails later when it is stored.
     """
 
     model_config = ConfigDict(strict=True)
@@ -95,8 +103,17 @@ class SubmitRequest(CrawlOptions):
         # FastAPI and the MCP SDK hand over parsed JSON, where arrays are lists; strict
         # validation takes only tuples for the tuple fields.
         if isinstance(data, dict):
+            data = integral_floats(cls, data)
             return {key: tuple(v) if isinstance(v, list) else v for key, v in data.items()}
         return data
+
+    @field_validator("url", "path_prefix", "exclude_patterns")
+    @classmethod
+    def _valid_unicode(cls, value: Any) -> Any:
+        for text in value if isinstance(value, tuple) else (value,):
+            if isinstance(text, str) and not _encodes(text):
+                raise ValueError("not valid Unicode text (a lone surrogate)")
+        return value
 
     def crawl_options(self) -> CrawlOptions:
         """The crawl this request asks for: one page without ``spider``."""
@@ -104,6 +121,35 @@ class SubmitRequest(CrawlOptions):
         if not self.spider:
             values.update(max_pages=1, max_depth=0, concurrency=1)
         return CrawlOptions.model_validate(values)
+
+
+def _encodes(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def integral_floats(model: type[BaseModel], data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` with integral floats (``10.0``) as ints where ``model`` has an int field.
+
+    JSON Schema's ``integer`` includes 10.0; strict pydantic validation does not. Keys
+    are matched by field name or alias; other values are left for validation to judge.
+    """
+    ints = {
+        key
+        for name, field in model.model_fields.items()
+        if field.annotation is int
+        for key in (name, field.alias)
+        if key
+    }
+    return {
+        key: int(value)
+        if key in ints and isinstance(value, float) and value.is_integer()
+        else value
+        for key, value in data.items()
+    }
 
 
 class CrawlJobRequest(SubmitRequest):
@@ -118,7 +164,6 @@ class CrawlJobRequest(SubmitRequest):
 _Request = TypeVar("_Request", bound=SubmitRequest)
 
 #: The delay a request gets when neither it nor the operator says otherwise (seconds).
-DEFAULT_DELAY: float = CrawlOptions.model_fields["delay"].default
 
 
 class RemoteOptionError(UsageError):
@@ -198,8 +243,9 @@ def annotate_request_schema(
     Every optional property shows its default (``null`` included, which generators drop);
     each capped one gets ``x-hard-cap`` and a sentence saying larger asks are clamped. The
     schema keeps no ``maximum`` there, because a larger ask is clamped, not refused. The
-    options only the operator controls (:class:`RemotePolicy`) say so, and ``delay``
-    shows the operator's default.
+    options only the operator controls (:class:`RemotePolicy`) say so, and allow only
+    the values a request may ask for (``respectRobots`` true; ``render`` false unless
+    allowed); ``delay`` shows the operator's default.
     """
     remote = remote or RemotePolicy()
     properties = schema.get("properties", {})
@@ -214,6 +260,11 @@ def annotate_request_schema(
             sentences[name] = f"Hard cap on this server: {cap}; a larger ask is clamped to it."
     if "delay" in properties:
         properties["delay"]["default"] = remote.delay
+    # What only the operator may set is refused (422): the schema allows only the rest.
+    if "respectRobots" in properties:
+        properties["respectRobots"]["enum"] = [True]
+    if "render" in properties and not remote.allow_render:
+        properties["render"]["enum"] = [False]
     for name, sentence in sentences.items():
         prop = properties.get(name)
         if prop is not None:
@@ -311,7 +362,7 @@ class CrawlResult(_Wire):
             truncated=summary.truncated,
             truncated_reason=summary.truncated_reason,
             unfetched=summary.unfetched,
-            skipped=dict(summary.skipped),
+            skipped=summary.skipped_by_reason(),
             elapsed_ms=round(summary.elapsed_ms),
             applied=summary.options,
             clamped=clamped_fields(requested, summary.options),
@@ -443,11 +494,18 @@ class JobProgress(_Wire):
     max_pages: int = Field(description="The page budget applied to this crawl.")
 
 
+def _job_links(base: str, job_id: str) -> dict[str, str]:
+    return {"self": f"{base}/{job_id}", "events": f"{base}/{job_id}/events"}
+
+
 class JobOut(_Wire):
     """A crawl job: status, progress, and the crawl result once it has ended."""
 
     id: str = Field(description="Job id.")
-    status: str = Field(description="running, done, failed or cancelled.")
+    status: str = Field(
+        description="running, done, failed, cancelled, or interrupted (by a server shutdown "
+        "or restart)."
+    )
     seed: str = Field(description="The start URL.")
     created_at: datetime = Field(description="When the job was accepted (UTC).")
     finished_at: datetime | None = Field(description="When it ended (UTC); null while running.")
@@ -459,8 +517,55 @@ class JobOut(_Wire):
     result: CrawlResult | None = Field(
         description="The crawl summary once the job has ended (partial when cancelled)."
     )
-    error: ErrorDetail | None = Field(description="Why the job failed, when it did.")
+    error: ErrorDetail | None = Field(
+        description="Why the job failed or was interrupted, when it was."
+    )
     links: dict[str, str] = Field(description="URLs of this job and of its event stream.")
+
+    def to_record(self) -> JobRecord:
+        """The record the store keeps of this job."""
+        shown = {"applied", "clamped", "result"}
+        detail = self.model_dump(mode="json", by_alias=True, include=shown)
+        return JobRecord(
+            id=self.id,
+            seed=self.seed,
+            status=self.status,
+            created_at=self.created_at,
+            finished_at=self.finished_at,
+            pages_crawled=self.progress.pages_crawled,
+            pages_indexed=self.progress.pages_indexed,
+            errors=self.progress.errors,
+            error_code=None if self.error is None else self.error.code,
+            error_message=None if self.error is None else self.error.message,
+            detail=detail,
+        )
+
+    @classmethod
+    def from_record(cls, record: JobRecord, *, base: str) -> JobOut:
+        """Shape a stored record; one still ``running`` was cut by a restart: interrupted."""
+        status, code, message = record.status, record.error_code, record.error_message
+        if status == "running":
+            status, code = "interrupted", "interrupted"
+            message = "the server stopped before the job ended (it was not shut down cleanly)"
+        applied = CrawlOptions.model_validate(record.detail["applied"])
+        return cls(
+            id=record.id,
+            status=status,
+            seed=record.seed,
+            created_at=record.created_at,
+            finished_at=record.finished_at,
+            applied=applied,
+            clamped=record.detail.get("clamped", []),
+            progress=JobProgress(
+                pages_crawled=record.pages_crawled,
+                pages_indexed=record.pages_indexed,
+                errors=record.errors,
+                max_pages=applied.max_pages,
+            ),
+            result=record.detail.get("result"),
+            error=None if code is None else ErrorDetail(code=code, message=message or code),
+            links=_job_links(base, record.id),
+        )
 
     @classmethod
     def from_job(
@@ -495,5 +600,5 @@ class JobOut(_Wire):
             ),
             result=None if summary is None else CrawlResult.from_summary(summary, asked),
             error=error,
-            links={"self": f"{base}/{job.id}", "events": f"{base}/{job.id}/events"},
+            links=_job_links(base, job.id),
         )

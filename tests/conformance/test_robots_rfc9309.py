@@ -111,9 +111,41 @@ GROUPING = [
         "/b",
         True,
     ),
+    # Only allow/disallow rules end a user-agent list (RFC 9309 2.2.4): any other line
+    # (crawl-delay, sitemap, unknown keys) between two user-agent lines keeps one group.
     (
-        "agent-after-crawl-delay-starts-new-group",
+        "crawl-delay-does-not-end-agent-list",
         "User-agent: sitelore\nCrawl-delay: 1\nUser-agent: otherbot\nDisallow: /b\n",
+        "/b",
+        False,
+    ),
+    (
+        "crawl-delay-first-agent-other",
+        "User-agent: otherbot\nCrawl-delay: 1\nUser-agent: sitelore\nDisallow: /b\n",
+        "/b",
+        False,
+    ),
+    (
+        "sitemap-does-not-end-agent-list",
+        "User-agent: otherbot\nSitemap: https://e.com/s.xml\nUser-agent: sitelore\nDisallow: /b\n",
+        "/b",
+        False,
+    ),
+    (
+        "request-rate-does-not-end-agent-list",
+        "User-agent: otherbot\nRequest-rate: 1/5\nUser-agent: sitelore\nDisallow: /b\n",
+        "/b",
+        False,
+    ),
+    (
+        "unreadable-line-does-not-end-agent-list",
+        "User-agent: otherbot\nno colon here\nUser-agent: sitelore\nDisallow: /b\n",
+        "/b",
+        False,
+    ),
+    (
+        "agent-after-rule-past-crawl-delay-starts-new-group",
+        "User-agent: sitelore\nCrawl-delay: 1\nDisallow: /a\nUser-agent: otherbot\nDisallow: /b\n",
         "/b",
         True,
     ),
@@ -335,7 +367,24 @@ MATCHING = [
     ("regex-plus-is-literal", "/a+", "/aa", True),
     ("regex-brackets-literal", "/[ab]", "/a", True),
     ("regex-brackets-literal-hit", "/[ab]", "/[ab]x", False),
-    ("pattern-without-slash-never-matches", "fish", "/fish", True),
+    # patterns that start with neither "/" nor "*": read with a leading "/" (Google)
+    ("pattern-without-slash-gets-one", "fish", "/fish", False),
+    ("pattern-without-slash-still-anchored", "fish", "/a/fish", True),
+    ("pattern-without-slash-dir", "fish/", "/fish/salmon.htm", False),
+    ("pattern-without-slash-dir-miss", "fish/", "/fish", True),
+    ("pattern-without-slash-star", "a*c", "/abc", False),
+    ("pattern-dollar-alone-is-root", "$", "/", False),
+    ("pattern-dollar-alone-miss", "$", "/a", True),
+    # patterns that start with "*": the star matches any start, so they match anywhere
+    ("leading-star-letter-allows-other", "*m", "/foo", True),
+    ("leading-star-letter-anywhere", "*m", "/a/m", False),
+    ("leading-star-letter-first", "*m", "/moo", False),
+    ("leading-star-letter-in-query", "*m", "/a?x=m", False),
+    ("leading-star-letter-root-miss", "*m", "/", True),
+    ("leading-star-anchored", "*m$", "/am", False),
+    ("leading-star-anchored-miss", "*m$", "/ma", True),
+    ("leading-star-slash-matches-all", "*/", "/x", False),
+    ("leading-star-two-segments", "*a*b", "/xbxa", True),
     # wildcards
     ("star-suffix", "/fish*", "/fish", False),
     ("star-suffix-longer", "/fish*", "/fishheads/yummy.html", False),
@@ -398,6 +447,29 @@ MATCHING = [
     ("bad-escape-literal", "/a%zz", "/a%zz", False),
     ("bad-escape-literal-miss", "/a%zz", "/a", True),
     ("truncated-escape-literal", "/a%2", "/a%2", False),
+    # characters a URL cannot carry as they are: percent-encoded alike on both sides
+    ("lt-raw-pattern-encoded-target", "/a<b", "/a%3Cb", False),
+    ("lt-encoded-pattern-raw-target", "/a%3cb", "/a<b", False),
+    ("gt-raw-pattern-lower-target", "/a>b", "/a%3eb", False),
+    ("quote-raw-pattern", '/a"b', "/a%22b", False),
+    ("quote-raw-both", '/a"b', '/a"b/x', False),
+    ("space-raw-pattern", "/a b", "/a%20b", False),
+    ("space-encoded-pattern-raw-target", "/a%20b", "/a b", False),
+    ("backslash-raw-pattern", "/a\\b", "/a%5Cb", False),
+    ("braces-pipe-raw-pattern", "/{x|y}", "/%7Bx%7Cy%7D", False),
+    ("caret-backtick-raw-pattern", "/a^`", "/a%5E%60", False),
+    ("control-char-encoded", "/a\x7fb", "/a%7Fb", False),
+    ("non-ascii-in-query", "/s?q=\u00e9", "/s?q=%C3%A9", False),
+    ("non-ascii-astral", "/\U0001f600", "/%F0%9F%98%80", False),
+    ("tilde-lower-and-upper-escapes", "/%7e", "/%7E", False),
+    ("letter-escape-vs-raw", "/%41", "/A", False),
+    ("digit-escape-vs-raw", "/v%31", "/v1/x", False),
+    ("bad-escape-vs-encoded-percent", "/a%zz", "/a%25zz", False),
+    ("encoded-percent-vs-bare-percent", "/a%25", "/a%", False),
+    ("encoded-percent-not-decoded", "/a%25", "/a", True),
+    ("plus-not-decoded", "/a+b", "/a%2Bb", True),
+    ("encoded-plus-kept", "/a%2bb", "/a%2Bb", False),
+    ("lt-different-char-miss", "/a<b", "/a%3Eb", True),
 ]
 
 
@@ -470,6 +542,12 @@ TARGETS = [
     ("trailing-dot-dot-keeps-slash", "https://e.com/a/b/..", "/a/"),
     ("dots-in-query-untouched", "https://e.com/a?p=/../b", "/a?p=/../b"),
     ("dotted-names-untouched", "https://e.com/.well-known/x..y", "/.well-known/x..y"),
+    ("space-encoded", "https://e.com/a b", "/a%20b"),
+    ("lt-gt-encoded", "https://e.com/<x>", "/%3Cx%3E"),
+    ("quote-encoded", 'https://e.com/"q"', "/%22q%22"),
+    ("bare-percent-encoded", "https://e.com/%zz", "/%25zz"),
+    ("reserved-kept", "https://e.com/a:b@c!d&e'f(g)h+i,j;k=l", "/a:b@c!d&e'f(g)h+i,j;k=l"),
+    ("lower-escape-of-reserved-upper", "https://e.com/%3c", "/%3C"),
 ]
 
 
@@ -494,11 +572,12 @@ DELAYS = [
     ("hour-clamped", "Crawl-delay: 3600", 10_000),
     ("huge-clamped", "Crawl-delay: 1e9", 10_000),
     ("overflowing-literal-clamped", "Crawl-delay: 1e999", 10_000),
-    ("zero-ignored", "Crawl-delay: 0", None),
-    ("zero-fraction-ignored", "Crawl-delay: 0.0", None),
-    ("rounds-to-zero-ignored", "Crawl-delay: 0.0001", None),
+    ("zero-is-explicit", "Crawl-delay: 0", 0),
+    ("zero-fraction-is-explicit", "Crawl-delay: 0.0", 0),
+    ("rounds-to-zero-is-zero", "Crawl-delay: 0.0001", 0),
     ("negative-ignored", "Crawl-delay: -1", None),
-    ("negative-zero-ignored", "Crawl-delay: -0", None),
+    ("negative-zero-is-zero", "Crawl-delay: -0", 0),
+    ("zero-beside-larger-largest-wins", "Crawl-delay: 0\nCrawl-delay: 2", 2000),
     ("word-ignored", "Crawl-delay: abc", None),
     ("empty-ignored", "Crawl-delay:", None),
     ("nan-ignored", "Crawl-delay: NaN", None),
@@ -536,18 +615,38 @@ DELAY_GROUPS = [
     ),
     (
         "specific-group-delay-replaces-star",
-        "User-agent: *\nCrawl-delay: 5\n\nUser-agent: sitelore\nCrawl-delay: 1\n",
+        "User-agent: *\nDisallow: /y\nCrawl-delay: 5\n\nUser-agent: sitelore\nCrawl-delay: 1\n",
         1000,
     ),
     (
         "specific-group-without-delay-replaces-star",
-        "User-agent: *\nCrawl-delay: 5\n\nUser-agent: sitelore\nDisallow: /x\n",
+        "User-agent: *\nDisallow: /y\nCrawl-delay: 5\n\nUser-agent: sitelore\nDisallow: /x\n",
         None,
     ),
     ("other-agent-delay-ignored", "User-agent: otherbot\nCrawl-delay: 5\n", None),
     ("delay-before-any-agent-ignored", "Crawl-delay: 5\nUser-agent: *\nDisallow: /x\n", None),
     ("shared-group-delay", "User-agent: otherbot\nUser-agent: sitelore\nCrawl-delay: 2\n", 2000),
     ("absent", "User-agent: *\nDisallow: /\n", None),
+    (
+        "specific-zero-replaces-star",
+        "User-agent: *\nDisallow: /y\nCrawl-delay: 5\n\nUser-agent: sitelore\nCrawl-delay: 0\n",
+        0,
+    ),
+    (
+        "delay-between-agents-applies-to-both",
+        "User-agent: otherbot\nCrawl-delay: 4\nUser-agent: sitelore\nDisallow: /x\n",
+        4000,
+    ),
+    (
+        "delay-between-star-and-token-one-group",
+        "User-agent: *\nCrawl-delay: 5\n\nUser-agent: sitelore\nCrawl-delay: 1\n",
+        5000,
+    ),
+    (
+        "delay-after-rule-stays-in-group",
+        "User-agent: sitelore\nDisallow: /x\nCrawl-delay: 3\n",
+        3000,
+    ),
 ]
 
 
@@ -556,6 +655,29 @@ DELAY_GROUPS = [
 )
 def test_crawl_delay_groups(robots: str, millis: int | None) -> None:
     assert parse_robots_txt(robots).crawl_delay_ms == millis
+
+
+REQUESTED_DELAYS = [
+    ("within-cap", "Crawl-delay: 2", 2000, 2000),
+    ("zero", "Crawl-delay: 0", 0, 0),
+    ("just-over-cap", "Crawl-delay: 10.5", 10_000, 10_500),
+    ("a-day", "Crawl-delay: 86400", 10_000, 86_400_000),
+    ("overflowing-literal-bounded", "Crawl-delay: 1e999", 10_000, 10**12),
+    ("invalid", "Crawl-delay: soon", None, None),
+    ("absent", "Disallow: /x", None, None),
+]
+
+
+@pytest.mark.parametrize(
+    ("lines", "clamped", "requested"),
+    [pytest.param(li, c, r, id=i) for i, li, c, r in REQUESTED_DELAYS],
+)
+def test_requested_crawl_delay_kept_beside_the_clamped_one(
+    lines: str, clamped: int | None, requested: int | None
+) -> None:
+    """The clamp is for pacing; the value as asked says whether the crawl can honour it."""
+    rules = parse_robots_txt(f"User-agent: *\n{lines}\n")
+    assert (rules.crawl_delay_ms, rules.requested_crawl_delay_ms) == (clamped, requested)
 
 
 # -- sitemaps ------------------------------------------------------------------------------
@@ -614,6 +736,13 @@ DISALLOW_ALL_FLAG = [
     ("disallow-root-with-allow", "Disallow: /\nAllow: /docs/\n", False),
     ("disallow-some", "Disallow: /a\n", False),
     ("disallow-root-anchored", "Disallow: /$\n", False),
+    ("disallow-star-letter", "Disallow: *m\n", False),
+    ("disallow-star-slash-letter", "Disallow: */m\n", False),
+    ("disallow-star-anchored", "Disallow: *$\n", True),
+    ("disallow-slash-star-anchored", "Disallow: /*$\n", True),
+    ("disallow-double-star", "Disallow: **\n", True),
+    ("disallow-star-letter-anchored", "Disallow: *m$\n", False),
+    ("disallow-word-without-slash", "Disallow: x\n", False),
     ("nothing", "", False),
 ]
 

@@ -10,10 +10,9 @@ from typing import Any
 
 import httpx
 import pytest
-from aiohttp import web
-from aiohttp.test_utils import TestServer
-from tests.edges.api_helpers import serve_api
+from tests.edges.api_helpers import GatedSite, serve_api
 
+from sitelore.api import stopper
 from sitelore.demo_site import bundled_site_path, serve_site
 from sitelore.models import Limits
 
@@ -24,44 +23,6 @@ CRAWLS = "/api/v1/crawls"
 async def site() -> AsyncIterator[str]:
     async with serve_site(bundled_site_path()) as base:
         yield base
-
-
-class GatedSite:
-    """/ links to /a, /b, /c; those hang until ``gate`` opens. ``asked`` is set by /a."""
-
-    def __init__(self) -> None:
-        self.gate = asyncio.Event()
-        self.asked = asyncio.Event()
-
-    def app(self) -> web.Application:
-        async def index(_request: web.Request) -> web.Response:
-            links = "".join(f'<a href="/{name}">{name}</a>' for name in "abc")
-            html = "<html><head><title>Gated home</title></head><body><main><h1>Home</h1>"
-            html += f"<p>Words about the gated home page.</p>{links}</main></body></html>"
-            return web.Response(text=html, content_type="text/html")
-
-        async def slow(request: web.Request) -> web.Response:
-            if request.path == "/a":
-                self.asked.set()
-            await self.gate.wait()
-            return web.Response(text="<title>late</title>late", content_type="text/html")
-
-        app = web.Application()
-        app.router.add_get("/", index)
-        app.router.add_get("/{name:[abc]}", slow)
-        return app
-
-
-@pytest.fixture
-async def gated() -> AsyncIterator[tuple[GatedSite, str]]:
-    gated = GatedSite()
-    server = TestServer(gated.app(), host="127.0.0.1")
-    await server.start_server()
-    try:
-        yield gated, str(server.make_url("")).rstrip("/")
-    finally:
-        gated.gate.set()
-        await server.close()
 
 
 async def read_events(client: httpx.AsyncClient, path: str) -> list[tuple[str, dict[str, Any]]]:
@@ -200,3 +161,52 @@ class TestJobs:
         for response in answers:
             assert response.status_code == 404
             assert response.json()["error"]["code"] == "not-found"
+
+
+async def started_when_free(client: httpx.AsyncClient, body: dict[str, Any]) -> httpx.Response:
+    """POST a job, retrying while every crawl slot is taken (429), for at most 10 s."""
+    async with asyncio.timeout(10):
+        while True:
+            response = await client.post(CRAWLS, json=body)
+            if response.status_code != 429:
+                return response
+            await asyncio.sleep(0.05)
+
+
+class TestDisconnect:
+    async def test_sync_crawl_stops_when_its_client_disconnects(
+        self, gated: tuple[GatedSite, str], tmp_path: Path
+    ) -> None:
+        """A dropped synchronous spider crawl is cancelled: its slot frees, its pages stay."""
+        site, base = gated
+        body = {"url": f"{base}/", "spider": True, "maxPages": 10, "concurrency": 1}
+        async with serve_api(tmp_path, max_active_crawls=1) as api:
+            async with httpx.AsyncClient(base_url=api.url, timeout=30) as leaving:
+                request = asyncio.create_task(leaving.post("/api/v1/documents/url", json=body))
+                await asyncio.wait_for(site.asked.wait(), 10)  # the crawl hangs on /a
+                busy = await api.client.post(CRAWLS, json={"url": f"{base}/", "maxPages": 1})
+                request.cancel()
+                await asyncio.wait([request])
+            after = await started_when_free(api.client, {"url": f"{base}/", "maxPages": 1})
+            await api.client.delete(f"{CRAWLS}/{after.json()['id']}")
+            stored = (await api.client.get("/api/v1/documents")).json()
+        assert busy.status_code == 429  # the synchronous crawl held the only slot
+        assert after.status_code == 202
+        assert [doc["url"] for doc in stored["documents"]] == [f"{base}/"]
+
+    async def test_sync_crawl_ends_503_when_the_server_stops(
+        self, gated: tuple[GatedSite, str], tmp_path: Path
+    ) -> None:
+        """A stopping server cuts a synchronous crawl: 503 stopped; its pages stay."""
+        site, base = gated
+        body = {"url": f"{base}/", "spider": True, "maxPages": 10, "concurrency": 1}
+        async with serve_api(tmp_path) as api:
+            request = asyncio.create_task(api.client.post("/api/v1/documents/url", json=body))
+            await asyncio.wait_for(site.asked.wait(), 10)
+            await stopper(api.app)()
+            answer = await asyncio.wait_for(request, 10)
+            stored = (await api.client.get("/api/v1/documents")).json()
+        assert answer.status_code == 503
+        assert answer.json()["error"]["code"] == "stopped"
+        assert "server is stopping" in answer.json()["error"]["message"]
+        assert [doc["url"] for doc in stored["documents"]] == [f"{base}/"]

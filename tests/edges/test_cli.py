@@ -160,6 +160,15 @@ class TestAgainstASite:
         assert code == 0
         assert out.startswith("# ")
 
+        code, inline, _ = run_cli(["show", hits[0]["id"], "--db", db], capsys)
+        code, out, _ = run_cli(["show", hits[0]["id"], "--db", db, "--links", "reference"], capsys)
+        assert code == 0
+        assert "](http" not in out.split("\n\n", 2)[2]  # past the title and URL lines
+        assert ("\n[1]: http" in out) == ("](http" in inline)
+        code, _, err = run_cli(["show", hits[0]["id"], "--db", db, "--links", "bogus"], capsys)
+        assert code == 2
+        assert "--links bogus" in err
+
     def test_fetch_stores_one_page(
         self, site: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
     ) -> None:

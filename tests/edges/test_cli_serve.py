@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import os
 import signal
@@ -11,9 +12,12 @@ import socket
 import sys
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
+from tests.edges.api_helpers import GatedSite
+from tests.edges.test_api_jobs import CRAWLS
 
 from sitelore.cli import main
 
@@ -103,19 +107,27 @@ class TestRefusals:
 
 @contextlib.asynccontextmanager
 async def sitelore_serve(
-    tmp_path: Path, *args: str
+    tmp_path: Path,
+    *args: str,
+    command: tuple[str, ...] = ("serve",),
+    banner: str = "sitelore API on http://127.0.0.1:",
 ) -> AsyncIterator[tuple[str, asyncio.subprocess.Process]]:
-    """Run ``sitelore serve --port 0`` as a subprocess; yield its base URL once it listens."""
+    """Run ``sitelore serve --port 0`` (or another ``command``) as a subprocess; yield
+    the URL its first line (``banner``...) names once it listens."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("SITELORE_")}
     process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "sitelore", "serve", "--port", "0",
+        sys.executable, "-m", "sitelore", *command, "--port", "0",
         "--db", str(tmp_path / "serve.db"), *args,
         stderr=asyncio.subprocess.PIPE, env=env, cwd=tmp_path,
     )  # fmt: skip
     try:
         assert process.stderr is not None
-        line = (await asyncio.wait_for(process.stderr.readline(), 30)).decode()
-        assert line.startswith("sitelore API on http://127.0.0.1:"), line
+        line = ""
+        for _ in range(20):  # log lines may come first (the MCP SDK's, say)
+            line = (await asyncio.wait_for(process.stderr.readline(), 30)).decode()
+            if line.startswith(banner) or not line:
+                break
+        assert line.startswith(banner), line
         yield line.split()[3], process
     finally:
         if process.returncode is None:
@@ -146,3 +158,133 @@ class TestRealRun:
             )
         assert bare.status_code == 401
         assert keyed.status_code == 200
+
+
+async def sse_events(
+    client: httpx.AsyncClient, url: str, into: list[tuple[str, Any]], first: asyncio.Event
+) -> None:
+    """Read a server-sent event stream to its end, appending (event, data) pairs; set
+    ``first`` at the first one."""
+    name = ""
+    async with client.stream("GET", url) as response:
+        async for line in response.aiter_lines():
+            if line.startswith("event: "):
+                name = line.removeprefix("event: ")
+            elif line.startswith("data: "):
+                into.append((name, json.loads(line.removeprefix("data: "))))
+                first.set()
+
+
+class TestHostChecks:
+    async def test_serve_answers_listed_hosts_from_settings_and_flags(self, tmp_path: Path) -> None:
+        """allowed_hosts (settings) and --allowed-host add up; other names get 421."""
+        config = tmp_path / "sitelore.toml"
+        config.write_text('allowed_hosts = ["docs.internal"]\n', encoding="utf-8")
+        args = ("--config", str(config), "--allowed-host", "wiki.internal")
+        async with sitelore_serve(tmp_path, *args) as (url, _process), httpx.AsyncClient() as c:
+            answers = {
+                name: (await c.get(f"{url}/healthz", headers={"host": name})).status_code
+                for name in ("docs.internal", "wiki.internal", "evil.example", "127.0.0.1")
+            }
+        assert answers == {
+            "docs.internal": 200,
+            "wiki.internal": 200,
+            "evil.example": 421,
+            "127.0.0.1": 200,
+        }
+
+    async def test_mcp_over_http_on_127_0_0_2_refuses_a_rebinding_page(
+        self, tmp_path: Path
+    ) -> None:
+        """mcp --transport http --host 127.0.0.2 (no key: loopback) refuses foreign Host/Origin."""
+        command = ("mcp", "--transport", "http", "--host", "127.0.0.2")
+        banner = "sitelore MCP on http://127.0.0.2:"
+        async with (
+            sitelore_serve(tmp_path, command=command, banner=banner) as (endpoint, _process),
+            httpx.AsyncClient() as client,
+        ):
+            port = endpoint.rsplit(":", 1)[1].split("/")[0]
+            ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+            evil_host = await client.post(endpoint, json=ping, headers={"host": f"evil:{port}"})
+            evil_origin = await client.post(
+                endpoint, json=ping, headers={"origin": f"http://evil.example:{port}"}
+            )
+        assert evil_host.status_code == 421
+        assert evil_origin.status_code == 403
+
+
+class TestShutdownAndRestart:
+    async def test_sigterm_interrupts_jobs_and_a_restart_remembers_them(
+        self, gated: tuple[GatedSite, str], tmp_path: Path
+    ) -> None:
+        """SIGTERM ends a running job (SSE end event, no traceback, quick exit); after a
+        restart on the same store GET tells both jobs' fates and DELETE forgets one."""
+        site, base = gated
+        private = ("--allow-private", "127.0.0.1")
+        events: list[tuple[str, Any]] = []
+        async with (
+            sitelore_serve(tmp_path, *private) as (url, process),
+            httpx.AsyncClient(base_url=url, timeout=30) as client,
+        ):
+            done = (await client.post(CRAWLS, json={"url": f"{base}/", "maxPages": 1})).json()
+            body = {"url": f"{base}/", "maxPages": 10, "concurrency": 1}
+            running = (await client.post(CRAWLS, json=body)).json()
+            await asyncio.wait_for(site.asked.wait(), 10)
+            streaming = asyncio.Event()
+            reader = asyncio.create_task(
+                sse_events(client, running["links"]["events"], events, streaming)
+            )
+            await asyncio.wait_for(streaming.wait(), 10)
+            assert (await client.get(done["links"]["self"])).json()["status"] == "done"
+            process.send_signal(signal.SIGTERM)
+            await asyncio.wait_for(reader, 10)
+            await asyncio.wait_for(process.wait(), 10)
+            assert process.stderr is not None
+            log = (await process.stderr.read()).decode()
+        assert process.returncode == 0
+        assert "Traceback" not in log
+        assert "CancelledError" not in log
+        end = events[-1]
+        assert end[0] == "end"
+        assert end[1]["status"] == "interrupted"
+        assert "shutting down" in end[1]["error"]["message"]
+
+        async with (
+            sitelore_serve(tmp_path, *private) as (url, _process),
+            httpx.AsyncClient(base_url=url, timeout=30) as client,
+        ):
+            cut = (await client.get(running["links"]["self"])).json()
+            kept = (await client.get(done["links"]["self"])).json()
+            deleted = await client.delete(done["links"]["self"])
+            gone = await client.get(done["links"]["self"])
+        assert cut["status"] == "interrupted"
+        assert cut["error"]["code"] == "interrupted"
+        assert cut["progress"]["pagesIndexed"] == 1
+        assert cut["result"]["documents"][0]["url"] == f"{base}/"
+        assert kept["status"] == "done"
+        assert kept["result"]["pagesIndexed"] == 1
+        assert deleted.status_code == 204
+        assert gone.status_code == 404
+
+    async def test_a_job_cut_by_a_crash_reads_interrupted_after_restart(
+        self, gated: tuple[GatedSite, str], tmp_path: Path
+    ) -> None:
+        """A server killed outright leaves its job recorded as running: it reads interrupted."""
+        site, base = gated
+        private = ("--allow-private", "127.0.0.1")
+        async with (
+            sitelore_serve(tmp_path, *private) as (url, process),
+            httpx.AsyncClient(base_url=url, timeout=30) as client,
+        ):
+            body = {"url": f"{base}/", "maxPages": 10, "concurrency": 1}
+            job = (await client.post(CRAWLS, json=body)).json()
+            await asyncio.wait_for(site.asked.wait(), 10)
+            process.kill()
+            await asyncio.wait_for(process.wait(), 10)
+        async with (
+            sitelore_serve(tmp_path, *private) as (url, _process),
+            httpx.AsyncClient(base_url=url, timeout=30) as client,
+        ):
+            cut = (await client.get(job["links"]["self"])).json()
+        assert cut["status"] == "interrupted"
+        assert "not shut down cleanly" in cut["error"]["message"]

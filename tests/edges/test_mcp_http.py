@@ -47,3 +47,21 @@ async def test_http_transport_serves_tools_to_a_keyed_client(tmp_path: Path) -> 
     assert names == {"submit-document", "search-documents", "get-document", "list-documents"}
     assert result.is_error is not True
     assert (result.structured_content or {})["pagesIndexed"] == 1
+
+
+async def test_malformed_bodies_get_their_json_rpc_error_with_their_id(tmp_path: Path) -> None:
+    """Over HTTP too: not JSON is -32700 (id null), not JSON-RPC is -32600 with its id."""
+    headers = {
+        "authorization": f"Bearer {KEY}",
+        "accept": "application/json, text/event-stream",
+        "content-type": "application/json",
+    }
+    bodies = ["{oops", '{"jsonrpc":"2.0","id":2}', '{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}']
+    async with served_mcp(tmp_path) as endpoint, httpx.AsyncClient() as client:
+        answers = [await client.post(endpoint, content=body, headers=headers) for body in bodies]
+    assert [a.status_code for a in answers] == [400, 400, 400]
+    assert [(a.json()["id"], a.json()["error"]["code"]) for a in answers] == [
+        (None, -32700),
+        (2, -32600),
+        (None, -32600),
+    ]

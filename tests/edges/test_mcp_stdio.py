@@ -6,7 +6,9 @@ to allow that address (an operator flag) and talks to nothing else.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import json
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -172,3 +174,69 @@ class TestTools:
             assert needle in text_of(result)
         assert alive.is_error is not True
         assert (alive.structured_content or {})["total"] == 0
+
+
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "1"},
+    },
+}
+
+
+class TestMalformedLines:
+    async def test_every_malformed_line_gets_its_json_rpc_error(self, tmp_path: Path) -> None:
+        """Raw lines to ``sitelore mcp``: each bad one is answered (with its id when it has
+        one), in order, and the session goes on answering good requests."""
+        process = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "sitelore", "mcp", "--db", str(tmp_path / "mcp.db"),
+            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE, cwd=tmp_path,
+        )  # fmt: skip
+        assert process.stdin is not None
+        assert process.stdout is not None
+        assert process.stderr is not None
+
+        async def ask(line: str) -> dict[str, Any]:
+            assert process.stdin is not None
+            assert process.stdout is not None
+            process.stdin.write(line.encode() + b"\n")
+            await process.stdin.drain()
+            answer: dict[str, Any] = json.loads(
+                await asyncio.wait_for(process.stdout.readline(), 30)
+            )
+            return answer
+
+        try:
+            init = await ask(json.dumps(INIT))
+            process.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n\n')
+            answers = [
+                await ask("not json at all"),
+                await ask('{"jsonrpc":"2.0","id":2}'),
+                await ask('{"jsonrpc":"1.0","id":"three","method":"ping"}'),
+                await ask('{"jsonrpc":"2.0","id":4,"method":"tools/call","params":"x"}'),
+                await ask('{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}'),
+                await ask('{"jsonrpc":"2.0","id":6,"method":"no/such/method"}'),
+            ]
+            alive = await ask('{"jsonrpc":"2.0","id":7,"method":"ping"}')
+        finally:
+            process.stdin.close()
+            await asyncio.wait_for(process.wait(), 30)
+        stderr = (await process.stderr.read()).decode()
+        assert init["id"] == 1
+        assert "result" in init
+        assert [(a["id"], a["error"]["code"]) for a in answers] == [
+            (None, -32700),
+            (2, -32600),
+            ("three", -32600),
+            (4, -32600),
+            (None, -32600),
+            (6, -32601),
+        ]
+        assert alive == {"jsonrpc": "2.0", "id": 7, "result": {}}
+        assert process.returncode == 0
+        assert "Traceback" not in stderr

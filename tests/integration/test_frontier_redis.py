@@ -339,6 +339,18 @@ async def test_robots_rules_are_shared_between_workers(frontier: RedisFrontier) 
     assert (await frontier.status(CRAWL)).stats["robots_fetched"] == 1
 
 
+async def test_throttles_are_shared_and_the_first_reason_stays(frontier: RedisFrontier) -> None:
+    await create(frontier)
+    assert await frontier.throttled(CRAWL, "http://a.test") is None
+
+    await frontier.throttle(CRAWL, "http://a.test", "Retry-After 86400s")
+    await frontier.throttle(CRAWL, "http://a.test", "Crawl-delay")
+
+    assert await frontier.throttled(CRAWL, "http://a.test") == "Retry-After 86400s"
+    assert await frontier.throttled(CRAWL, "http://b.test") is None
+    assert [key async for key in frontier.keys(CRAWL) if key.endswith(":throttled")]
+
+
 async def test_creating_a_crawl_twice_is_refused(frontier: RedisFrontier) -> None:
     await create(frontier)
     with pytest.raises(Exception, match="crawl exists"):

@@ -1,24 +1,22 @@
 """The robots.txt loader against real loopback servers, through the real HttpFetcher.
 
 One test per row of the fetch-outcome table in specs/robots.md, plus the request's
-exact headers. Servers listen on 127.0.0.1 and 127.0.0.2 (allowed by the fetcher's
-policy in these tests); 127.0.0.3 is deliberately not allowed.
+exact headers. Servers (``tests.loopback``) listen on 127.0.0.1 and 127.0.0.2 (allowed
+by the fetcher's policy in these tests); 127.0.0.3 is deliberately not allowed.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import dataclasses
 import gzip
 import logging
 import socket
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator
 
 import pytest
 from aiohttp import web
-from aiohttp.test_utils import TestServer
+from tests.loopback import oversized_robots, redirect, resetting, serve, stalling, text
 
 from sitelore.errors import BlockedURLError
 from sitelore.fetcher import HttpFetcher
@@ -29,57 +27,6 @@ from sitelore.robots_loader import make_robots_loader
 UA = "sitelore/0.1 (+https://example.org/bot)"
 LOGGER = "sitelore.robots_loader"
 ROBOTS = "User-agent: *\nDisallow: /private/\nCrawl-delay: 1.5\nSitemap: https://e.org/s.xml\n"
-
-Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
-
-
-@dataclasses.dataclass
-class Seen:
-    """One request a test server received."""
-
-    path: str
-    query: str
-    headers: dict[str, str]
-
-
-@dataclasses.dataclass
-class Site:
-    """A running loopback server: its origin and every request it received."""
-
-    origin: str
-    requests: list[Seen]
-
-
-@contextlib.asynccontextmanager
-async def serve(routes: Mapping[str, Handler], host: str = "127.0.0.1") -> AsyncIterator[Site]:
-    """Serve ``routes`` (path -> handler) on ``host``, recording each request."""
-    requests: list[Seen] = []
-
-    @web.middleware
-    async def record(request: web.Request, handler: Handler) -> web.StreamResponse:
-        requests.append(Seen(request.path, request.query_string, dict(request.headers)))
-        return await handler(request)
-
-    app = web.Application(middlewares=[record])
-    for path, handler in routes.items():
-        app.router.add_get(path, handler)
-    async with TestServer(app, host=host) as server:
-        yield Site(f"http://{host}:{server.port}", requests)
-
-
-def text(body: str | bytes, status: int = 200) -> Handler:
-    async def handler(request: web.Request) -> web.StreamResponse:
-        data = body.encode() if isinstance(body, str) else body
-        return web.Response(body=data, status=status, content_type="text/plain")
-
-    return handler
-
-
-def redirect(location: str, status: int = 302) -> Handler:
-    async def handler(request: web.Request) -> web.StreamResponse:
-        return web.Response(status=status, headers={"Location": location})
-
-    return handler
 
 
 @pytest.fixture(name="fetcher")
@@ -300,62 +247,66 @@ class TestRedirects:
         assert is_allowed(rules, site.origin + "/x")
 
 
-class TestUnreadable:
-    async def test_oversized_body_allows_all(
+class TestOversized:
+    async def test_oversized_body_parsed_up_to_the_cap(
         self, fetcher: HttpFetcher, caplog: pytest.LogCaptureFixture
     ) -> None:
-        """A body over 512 KiB: unavailable, allow all, with a warning."""
-        body = "User-agent: *\nDisallow: /\n" + "# filler line\n" * 40_000
-        assert len(body) > 512 * 1024
+        """600 KiB: the rule near the start counts, the one past 512 KiB does not."""
+        body = oversized_robots()
         async with serve({"/robots.txt": text(body)}) as site:
             rules = await make_robots_loader(fetcher)(site.origin)
-        assert rules.state is RobotsState.UNAVAILABLE
-        assert is_allowed(rules, site.origin + "/x")
+        assert rules.state is RobotsState.PARSED
+        assert not is_allowed(rules, site.origin + "/private/x")
+        assert is_allowed(rules, site.origin + "/late/x")
         assert warnings_from_loader(caplog)
 
     async def test_custom_cap(self, fetcher: HttpFetcher) -> None:
-        """``max_bytes`` is the cap the loader gives the fetcher."""
-        async with serve(
-            {"/robots.txt": text("User-agent: *\nDisallow: /\n" + "#" * 2000)}
-        ) as site:
+        """``max_bytes`` is the cap: a rule past it is not read, one before it is."""
+        body = "User-agent: *\nDisallow: /a\n" + "#" * 2000 + "\nDisallow: /b\n"
+        async with serve({"/robots.txt": text(body)}) as site:
             rules = await make_robots_loader(fetcher, max_bytes=1024)(site.origin)
-        assert rules.state is RobotsState.UNAVAILABLE
+        assert rules.state is RobotsState.PARSED
+        assert not is_allowed(rules, site.origin + "/a")
+        assert is_allowed(rules, site.origin + "/b")
 
-    async def test_slow_body_times_out_and_allows_all(
+
+class TestUnreachable:
+    async def test_slow_body_times_out_and_disallows_all(
         self, fetcher: HttpFetcher, caplog: pytest.LogCaptureFixture
     ) -> None:
-        """A body that stalls past the loader's own timeout: allow all, with a warning."""
+        """A body that stalls past the loader's own timeout: tried twice, then disallow all."""
         release = asyncio.Event()
-
-        async def stall(request: web.Request) -> web.StreamResponse:
-            response = web.StreamResponse(headers={"Content-Type": "text/plain"})
-            await response.prepare(request)
-            await response.write(b"User-agent: *\n")
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(release.wait(), 5)
-            await response.write(b"Disallow: /\n")
-            return response
-
-        async with serve({"/robots.txt": stall}) as site:
+        async with serve({"/robots.txt": stalling(release)}) as site:
             started = time.monotonic()
             try:
                 rules = await make_robots_loader(fetcher, timeout=0.3)(site.origin)
             finally:
                 release.set()
         assert time.monotonic() - started < 3
-        assert rules.state is RobotsState.UNAVAILABLE
-        assert is_allowed(rules, site.origin + "/x")
-        assert warnings_from_loader(caplog)
+        assert len(site.requests) == 2
+        assert rules.unreachable
+        assert rules.source == "unreachable (timeout)"
+        assert not is_allowed(rules, site.origin + "/x")
+        assert any("--no-robots" in message for message in warnings_from_loader(caplog))
 
-    async def test_connection_refused_allows_all(
+    async def test_reset_mid_body_disallows_all(self, fetcher: HttpFetcher) -> None:
+        """A connection cut inside the body is a network error: disallow all after a retry."""
+        async with serve({"/robots.txt": resetting}) as site:
+            rules = await make_robots_loader(fetcher)(site.origin)
+        assert len(site.requests) == 2
+        assert rules.unreachable
+        assert rules.source == "unreachable (network)"
+        assert not is_allowed(rules, site.origin + "/x")
+
+    async def test_connection_refused_disallows_all(
         self, fetcher: HttpFetcher, caplog: pytest.LogCaptureFixture
     ) -> None:
-        """Nothing listening: a network error, allow all, with a warning."""
+        """Nothing listening: a network error, disallow all, with a warning."""
         with socket.socket() as probe:
             probe.bind(("127.0.0.1", 0))
             port = probe.getsockname()[1]
         rules = await make_robots_loader(fetcher)(f"http://127.0.0.1:{port}")
-        assert rules.state is RobotsState.UNAVAILABLE
+        assert rules.state is RobotsState.UNREACHABLE
         assert warnings_from_loader(caplog)
 
 

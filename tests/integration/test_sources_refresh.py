@@ -169,8 +169,9 @@ class TestUpdates:
         clock.advance(7 * 86400)
         down = await update(settings, spec, clock)
         assert down.report.error is not None
-        assert "start page failed" in down.report.error
-        assert paths(down.report.failed, site.base) == {"/"}
+        # Its robots.txt is unreachable too: disallow all (RFC 9309), so no page is asked.
+        assert "robots.txt could not be read" in down.report.error
+        assert down.summary is None
         async with Runtime(settings, clock=clock) as runtime:
             hits = await runtime.store.search("retry backoff")
             assert hits
@@ -182,6 +183,25 @@ class TestUpdates:
         assert status.last_ok == good.report
         assert status.due is True
         assert status.to_json()["error"] == down.report.error
+
+    async def test_a_start_page_that_fails_keeps_the_documents_and_says_so(
+        self, site: Site, tmp_path: Path
+    ) -> None:
+        """robots.txt still answers, the start page is gone: the refresh failed, on record."""
+        settings, spec = make_settings(tmp_path, site.base)
+        clock = FakeClock()
+        good = await update(settings, spec, clock)
+        (site.root / "index.html").unlink()
+
+        clock.advance(7 * 86400)
+        broken = await update(settings, spec, clock)
+        assert broken.report.error is not None
+        assert "start page failed" in broken.report.error
+        assert paths(broken.report.removed, site.base) == {"/"}  # a known page now 404
+        async with Runtime(settings, clock=clock) as runtime:
+            status = await source_status(runtime.store, "lumen", spec, clock.now())
+        assert status.state == "failed"
+        assert status.last_ok == good.report
 
     async def test_a_refused_start_url_is_a_recorded_failure(
         self, site: Site, tmp_path: Path

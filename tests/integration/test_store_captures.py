@@ -10,6 +10,7 @@ from sitelore.models import CaptureRef, Document, FetchMeta
 from sitelore.ports import CaptureLinks
 from sitelore.store import SCHEMA_VERSION, SQLiteStore
 from sitelore.store._sqlite_captures import CAPTURES_MIGRATION
+from sitelore.store.sqlite import _MIGRATIONS
 
 WHEN = datetime(2026, 1, 1, tzinfo=UTC)
 META = FetchMeta(status=200, content_type="text/html", fetched_at=WHEN)
@@ -109,7 +110,8 @@ class TestMigration:
         await store.close()
         conn = sqlite3.connect(path)
         conn.execute("DROP TABLE document_captures")
-        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION - 1}")
+        # Back to the version before the captures step (later steps may follow it).
+        conn.execute(f"PRAGMA user_version = {_MIGRATIONS.index(CAPTURES_MIGRATION)}")
         conn.commit()
         conn.close()
         store = SQLiteStore(path)

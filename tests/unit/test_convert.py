@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import codecs
+import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 from tests.samples import tiny_pdf
 
-from sitelore.convert import decode_body, html_to_document, to_document
+from sitelore.convert import decode_body, html_to_document, html_view, to_document
 from sitelore.errors import ConversionError, UnsupportedContentTypeError
 
 URL = "https://docs.example.com/guide/page.html"
@@ -323,6 +325,16 @@ def test_document_links_cover_the_whole_page() -> None:
             "OG title",
         ),
         ("<title>Only title</title><main><p>x</p></main>", URL, "Only title"),
+        (  # the h1's text content: no spaces injected around inline elements
+            "<title>x</title><main><h1>What Is <acronym>PostgreSQL</acronym>?</h1></main>",
+            URL,
+            "What Is PostgreSQL?",
+        ),
+        (  # <title> without its site suffix when nothing else names the page
+            "<title>Page name - Acme docs</title><main><p>x</p></main>",
+            URL,
+            "Page name",
+        ),
         ("<main><p>x</p></main>", "https://ex.com/docs/the-page.html", "the-page"),
         ("<main><p>x</p></main>", "https://ex.com/", "ex.com"),
     ],
@@ -330,6 +342,60 @@ def test_document_links_cover_the_whole_page() -> None:
 def test_title_rules(html: str, url: str, expected: str) -> None:
     """The title comes from <title>/h1, then h1, then og:title, then the URL."""
     assert html_to_document(html, url).title == expected
+
+
+def test_multi_paragraph_cells_keep_their_breaks() -> None:
+    body = (
+        "<main><h1>T</h1><table><tr><th>Function</th><th>Notes</th></tr>"
+        "<tr><td><p>f ()</p><p>Returns x.</p></td><td>y</td></tr></table></main>"
+    )
+    markdown = html_to_document(body, URL).markdown
+    assert "| f ()<br>Returns x. | y" in markdown
+
+
+def test_table_with_code_in_a_cell_is_an_html_table_holding_markdown() -> None:
+    body = (
+        "<main><h1>T</h1><table><tr><th>Function</th></tr><tr><td><p>Wraps the result:</p>"
+        "<pre class='programlisting'>&lt;toptag&gt;\n  &lt;itemtag&gt;1&lt;/itemtag&gt;\n"
+        "&lt;/toptag&gt;</pre></td></tr></table></main>"
+    )
+    markdown = html_to_document(body, URL).markdown
+    assert "<table>\n<tr>\n<th>\n\nFunction\n\n</th>" in markdown
+    assert "Wraps the result:\n\n```\n<toptag>\n  <itemtag>1</itemtag>\n</toptag>\n```" in markdown
+
+
+def test_pre_nested_deep_in_pre_is_one_block() -> None:
+    body = "<main><h1>T</h1><pre><span>a = 1\n<pre>b = 2</pre></span></pre></main>"
+    assert "```\na = 1\nb = 2\n```" in html_to_document(body, URL).markdown
+
+
+def test_nested_tables_with_code_are_written_once() -> None:
+    inner = "<table><tr><td><pre>inner()</pre></td></tr></table>"
+    body = f"<main><h1>T</h1><table><tr><td><pre>outer()</pre>{inner}</td></tr></table></main>"
+    markdown = html_to_document(body, URL).markdown
+    assert markdown.count("```\nouter()\n```") == 1
+    assert markdown.count("```\ninner()\n```") == 1
+    assert "\ue011" not in markdown
+
+
+@pytest.mark.parametrize("name", ["cookies", "comments"])
+def test_docs_section_named_like_chrome_keeps_its_examples(name: str) -> None:
+    body = (
+        f"<main><h1>T</h1><section id='{name}'><h2>{name}</h2><p>Read them:</p>"
+        "<pre>r.cookies['example_cookie_name']</pre></section></main>"
+    )
+    assert "r.cookies['example_cookie_name']" in html_to_document(body, URL).markdown
+
+
+def test_density_fallback_never_picks_a_table_alone() -> None:
+    rows = "".join(f"<tr><td><code>KW{i}</code></td><td>reserved word</td></tr>" for i in range(60))
+    body = (
+        "<body><div class='x'><h2>Key Words</h2><p>Intro.</p>"
+        f"<table><tr><th>Key Word</th><th>Status</th></tr>{rows}</table></div></body>"
+    )
+    markdown = html_to_document(body, URL).markdown
+    assert "## Key Words" in markdown
+    assert re.search(r"^\| `KW59` +\| reserved word \|$", markdown, re.MULTILINE)
 
 
 def test_metadata() -> None:
@@ -544,3 +610,65 @@ class TestPdf:
         """A body that is not a readable PDF raises ConversionError naming the URL."""
         with pytest.raises(ConversionError, match=r"https://ex\.com/x\.pdf"):
             to_document(b"%PDF-1.4 garbage", "application/pdf", "https://ex.com/x.pdf")
+
+
+def _news_page(extra: str = "") -> str:
+    story = "".join(
+        f"<p>Paragraph {i} of the story tells what happened in the harbour town, who saw it, "
+        "and why the council met twice that week to talk about the flooded roads.</p>"
+        for i in range(14)
+    )
+    teasers = "".join(
+        f"<li><a href='/news/{i}'>Another headline number {i} worth a click</a></li>"
+        for i in range(12)
+    )
+    return (
+        "<html><head><title>Harbour floods - The Daily</title>"
+        "<meta property='og:type' content='article'></head><body><main>"
+        f"<article><h1>Harbour floods</h1>{story}{extra}</article>"
+        f"<div class='more'><h2>More stories</h2><ul>{teasers}</ul></div>"
+        "<div class='promo'><p>Subscribe today and get the first month for one coin.</p></div>"
+        "</main></body></html>"
+    )
+
+
+def test_article_page_keeps_the_story_and_drops_teasers() -> None:
+    document = html_to_document(_news_page(), URL)
+    assert "Paragraph 13 of the story" in document.markdown
+    assert "Another headline number" not in document.markdown
+    assert document.title == "Harbour floods"
+
+
+def test_article_extraction_never_loses_code() -> None:
+    code = "<p>Teasers:</p><ul><li><pre>print('kept')</pre></li></ul>"
+    page_html = _news_page().replace("<div class='more'>", f"<div class='more'>{code}")
+    assert "print('kept')" in html_to_document(page_html, URL).markdown
+
+
+class TestHtmlView:
+    PAGE = (
+        "<html lang='en'><head><title>T</title></head><body><nav><a href='/a'>Home</a></nav>"
+        "<main><h1>Title<a class='headerlink' href='#t'>¶</a></h1><p>Body text here.</p>"
+        "<div class='ad'>Buy</div></main></body></html>"
+    )
+
+    @pytest.mark.parametrize(
+        ("options", "present", "absent"),
+        [
+            ({}, ["# Title", "Body text here."], ["Home", "¶"]),
+            ({"only_main_content": False}, ["Home", "Body text here."], []),
+            ({"include_tags": ["h1"]}, ["# Title"], ["Body text", "¶"]),
+            ({"exclude_tags": [".ad"]}, ["Body text here."], ["Buy"]),
+        ],
+    )
+    def test_cuts(self, options: dict[str, Any], present: list[str], absent: list[str]) -> None:
+        view = html_view(self.PAGE, "https://docs.example/p", **options)
+        for text in present:
+            assert text in view.markdown
+        for text in absent:
+            assert text not in view.markdown
+
+    def test_the_html_is_the_cut_not_the_page(self) -> None:
+        view = html_view(self.PAGE, "https://docs.example/p")
+        assert "<nav" not in view.html
+        assert "Body text here." in view.html

@@ -8,7 +8,14 @@ import urllib.parse
 import pytest
 
 from sitelore.errors import BlockedURLError, ConfigError, InvalidURLError, UsageError
-from sitelore.guard import AddressPolicy, Target, check_url, parse_resolve_entry, redact_url
+from sitelore.guard import (
+    AddressPolicy,
+    Target,
+    check_url,
+    parse_allow_entry,
+    parse_resolve_entry,
+    redact_url,
+)
 from sitelore.urls import normalize_url
 
 LOOPBACK_ONLY = AddressPolicy(["127.0.0.2"])
@@ -398,12 +405,59 @@ class TestAddressPolicyAllowList:
 
     def test_allowed_is_canonical(self) -> None:
         assert AddressPolicy(["10.0.0.0/8", "::1"]).allowed == ("10.0.0.0/8", "::1/128")
+        assert AddressPolicy(["Wiki.Corp.", "10.0.0.0/8"]).allowed == ("10.0.0.0/8", "wiki.corp")
+
+    @pytest.mark.parametrize(
+        ("allow", "host", "ip", "allowed"),
+        [
+            (["wiki.corp"], "wiki.corp", "10.0.0.7", True),
+            (["wiki.corp"], "WIKI.CORP.", "127.0.0.1", True),
+            (["wiki.corp"], "other.corp", "10.0.0.7", False),
+            (["wiki.corp"], "sub.wiki.corp", "10.0.0.7", False),
+            (["wiki.corp"], "wiki.corp.evil.example", "10.0.0.7", False),
+            (["wiki.corp"], None, "10.0.0.7", False),
+            (["bücher.corp"], "xn--bcher-kva.corp", "10.0.0.7", True),
+            (["db1"], "db1", "192.168.1.5", True),
+            (["10.0.0.0/8"], "any.name", "10.0.0.7", True),
+            ([], "wiki.corp", "10.0.0.7", False),
+        ],
+    )
+    def test_allowed_host_name_may_resolve_to_a_private_address(
+        self, allow: list[str], host: str | None, ip: str, allowed: bool
+    ) -> None:
+        """HOST_OR_CIDR: a host name opens that name's answers, and only that name's."""
+        assert (AddressPolicy(allow).refusal(ip, host=host) is None) is allowed
+
+    def test_allowed_host_name_passes_the_name_refusal(self) -> None:
+        """``localhost`` is refused by name unless the operator names it."""
+        with pytest.raises(BlockedURLError):
+            check_url("http://localhost:8080/", policy=AddressPolicy(["127.0.0.1"]))
+        target = check_url("http://localhost:8080/", policy=AddressPolicy(["localhost"]))
+        assert target.host == "localhost"
+
+    @pytest.mark.parametrize(
+        ("entry", "canonical"),
+        [
+            ("10.1.0.0/16", "10.1.0.0/16"),
+            ("10.1.2.3", "10.1.2.3/32"),
+            ("[::1]", "::1/128"),
+            ("Wiki.Corp.", "wiki.corp"),
+            ("localhost", "localhost"),
+            ("db1", "db1"),
+            ("bücher.corp", "xn--bcher-kva.corp"),
+        ],
+    )
+    def test_parse_allow_entry(self, entry: str, canonical: str) -> None:
+        assert parse_allow_entry(entry) == canonical
 
     @pytest.mark.parametrize(
         "entry",
         [
             "",
-            "localhost",
+            "exa mple.corp",
+            "http://wiki.corp",
+            "wiki.corp/8",
+            "wiki..corp",
             "10.0.0.0/33",
             "10.0.0.1/8",
             "10.0.0.256",

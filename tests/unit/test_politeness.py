@@ -79,12 +79,13 @@ def test_origins_are_independent() -> None:
     ("retry_after", "expected_ready"),
     [
         pytest.param(30.0, 130.0, id="pushes-out"),
-        pytest.param(600.0, 160.0, id="capped-at-60s"),
+        pytest.param(60.0, 160.0, id="at-the-60s-cap"),
+        pytest.param(600.0, 101.0, id="over-the-cap-does-not-push"),
         pytest.param(0.5, 101.0, id="never-brings-forward"),
         pytest.param(0.0, 101.0, id="zero-is-no-op"),
         pytest.param(None, 101.0, id="none-is-no-op"),
         pytest.param(-3.0, 101.0, id="negative-ignored"),
-        pytest.param(math.inf, 101.0, id="infinite-ignored"),
+        pytest.param(math.inf, 101.0, id="infinite-does-not-push"),
         pytest.param(math.nan, 101.0, id="nan-ignored"),
     ],
 )
@@ -97,8 +98,60 @@ def test_retry_after_push_back(retry_after: float | None, expected_ready: float)
 
 def test_retry_after_cap_is_configurable() -> None:
     polite = Politeness(1.0, max_retry_after=5.0)
-    polite.push_back(A, now=0.0, seconds=120.0)
+    assert polite.push_back(A, now=0.0, seconds=5.0)
     assert polite.wait_for(A, now=0.0) == 5.0
+    assert not polite.push_back(A, now=0.0, seconds=5.5)
+    assert polite.throttled(A)
+
+
+THROTTLES = [
+    # (retry_after, now, deadline, throttled): a wait the crawl cannot honour ends the origin
+    ("within-cap-and-deadline", 30.0, 0.0, 600.0, False),
+    ("over-the-cap", 61.0, 0.0, 600.0, True),
+    ("a-day", 86400.0, 0.0, 600.0, True),
+    ("years-away", 3e8, 0.0, 600.0, True),
+    ("infinite", math.inf, 0.0, 600.0, True),
+    ("reaches-the-deadline", 30.0, 580.0, 600.0, True),
+    ("ends-just-before-the-deadline", 19.0, 580.0, 600.0, False),
+    ("no-deadline-within-cap", 60.0, 0.0, math.inf, False),
+    ("none-is-no-throttle", None, 0.0, 600.0, False),
+    ("zero-is-no-throttle", 0.0, 0.0, 600.0, False),
+    ("nan-is-no-throttle", math.nan, 0.0, 600.0, False),
+]
+
+
+@pytest.mark.parametrize(
+    ("retry_after", "now", "deadline", "throttled"),
+    [pytest.param(r, n, d, t, id=i) for i, r, n, d, t in THROTTLES],
+)
+def test_retry_after_longer_than_the_crawl_may_wait_throttles(
+    retry_after: float | None, now: float, deadline: float, throttled: bool
+) -> None:
+    polite = Politeness(1.0, deadline=deadline)
+    assert polite.push_back(A, now=now, seconds=retry_after) is not throttled
+    assert (polite.throttled(A) is not None) is throttled
+    assert polite.throttled(B) is None
+
+
+def test_crawl_delay_over_the_cap_throttles_after_the_first_request() -> None:
+    """The first request needs no wait, so it honours any delay; the next one cannot."""
+    polite = Politeness(1.0)
+    polite.set_crawl_delay(A, 86_400_000)
+    polite.set_crawl_delay(B, 10_000)
+    assert polite.throttled(A) is None
+    polite.record_request(A, now=0.0)
+    polite.record_request(B, now=0.0)
+    assert polite.throttled(A) == "Crawl-delay over the crawl's cap"
+    assert polite.throttled(B) is None
+    assert polite.spacing(A) == 10.0
+
+
+def test_cleared_crawl_delay_does_not_throttle() -> None:
+    polite = Politeness(1.0)
+    polite.set_crawl_delay(A, 60_000)
+    polite.set_crawl_delay(A, None)
+    polite.record_request(A, now=0.0)
+    assert polite.throttled(A) is None
 
 
 def test_push_back_outlasts_the_next_spacing() -> None:

@@ -38,10 +38,13 @@ class ScriptedFetcher:
         body: bytes = b"",
         error: SiteloreError | None = None,
         hops: Sequence[str] = (),
+        errors_first: int | None = None,
     ) -> None:
         self.status = status
         self.body = body
         self.error = error
+        # With ``errors_first=n`` the error is raised for the first n calls only.
+        self.errors_first = errors_first
         self.hops = hops
         self.calls: list[dict[str, object]] = []
 
@@ -53,21 +56,31 @@ class ScriptedFetcher:
         headers: Mapping[str, str] | None = None,
         check_hop: HopCheck | None = None,
         timeout: float | None = None,
+        truncate: bool = False,
     ) -> Snapshot:
         self.calls.append(
-            {"url": url, "max_bytes": max_bytes, "headers": headers, "timeout": timeout}
+            {
+                "url": url,
+                "max_bytes": max_bytes,
+                "headers": headers,
+                "timeout": timeout,
+                "truncate": truncate,
+            }
         )
         for hop in self.hops:
             assert check_hop is not None
             await check_hop(hop)
-        if self.error is not None:
+        if self.error is not None and (
+            self.errors_first is None or len(self.calls) <= self.errors_first
+        ):
             raise self.error
+        body = self.body[:max_bytes] if truncate and max_bytes is not None else self.body
         return Snapshot(
             url=url,
             final_url=self.hops[-1] if self.hops else url,
             status=self.status,
             headers=Headers.of([("Content-Type", "text/plain")]),
-            body=self.body,
+            body=body,
             fetched_at=datetime(2026, 1, 1, tzinfo=UTC),
             elapsed_ms=1.0,
             redirects=(url, *self.hops[:-1]) if self.hops else (),
@@ -75,15 +88,20 @@ class ScriptedFetcher:
 
 
 async def test_request_shape() -> None:
-    """One request: <origin>/robots.txt, Accept: text/plain only, the cap and timeout."""
+    """One request: <origin>/robots.txt, Accept: text/plain only, the cap and timeout.
+
+    The body is asked truncated at one byte over the cap: that byte says whether the
+    file was cut.
+    """
     fetcher = ScriptedFetcher(body=b"User-agent: *\nDisallow: /\n")
     await make_robots_loader(fetcher, max_bytes=4096, timeout=2.5)(ORIGIN)
     assert fetcher.calls == [
         {
             "url": ROBOTS_URL,
-            "max_bytes": 4096,
+            "max_bytes": 4097,
             "headers": {"Accept": "text/plain"},
             "timeout": 2.5,
+            "truncate": True,
         }
     ]
 
@@ -93,7 +111,7 @@ async def test_defaults() -> None:
     fetcher = ScriptedFetcher()
     await make_robots_loader(fetcher)(ORIGIN + "/")
     assert fetcher.calls[0]["url"] == ROBOTS_URL
-    assert fetcher.calls[0]["max_bytes"] == 512 * 1024
+    assert fetcher.calls[0]["max_bytes"] == 512 * 1024 + 1
     assert fetcher.calls[0]["timeout"] == 10.0
 
 
@@ -120,16 +138,73 @@ async def test_status_table(status: int, state: RobotsState, allowed: bool, sour
     assert is_allowed(rules, ORIGIN + "/page") is allowed
 
 
-async def test_body_over_cap_even_if_fetcher_returned_it() -> None:
-    """A 2xx body longer than the cap is treated as unavailable (allow all)."""
-    fetcher = ScriptedFetcher(body=b"User-agent: *\nDisallow: /\n" + b"#" * 2000)
-    rules = await make_robots_loader(fetcher, max_bytes=1024)(ORIGIN)
-    assert rules.source == "unavailable (too large)"
+CUT_BODIES = [
+    # (body, cap, path, allowed): a longer body is parsed up to the cap, at a full line
+    ("rule-before-cap", b"User-agent: *\nDisallow: /\n" + b"#" * 2000, 1024, "/x", False),
+    (
+        "rule-past-cap-ignored",
+        b"User-agent: *\nDisallow: /a\n" + b"#" * 1100 + b"\nDisallow: /b\n",
+        1024,
+        "/b",
+        True,
+    ),
+    (
+        "rule-cut-by-cap-dropped",
+        b"User-agent: *\nDisallow: /a\n" + b"#" * 980 + b"\nDisallow: /bcdefghijklmnop\n",
+        1024,
+        "/bcdefX",
+        True,
+    ),
+    ("line-ending-at-cap-kept", b"User-agent: *\nDisallow: /b\n" + b"#" * 2000, 26, "/b", False),
+    ("exactly-the-cap-parsed-whole", b"User-agent: *\nDisallow: /b", 26, "/b", False),
+]
+
+
+@pytest.mark.parametrize(
+    ("body", "cap", "path", "allowed"),
+    [pytest.param(b, c, p, a, id=i) for i, b, c, p, a in CUT_BODIES],
+)
+async def test_body_over_cap_parsed_up_to_its_last_complete_line(
+    body: bytes, cap: int, path: str, allowed: bool
+) -> None:
+    """A 2xx body longer than the cap is parsed up to it, never ignored."""
+    rules = await make_robots_loader(ScriptedFetcher(body=body), max_bytes=cap)(ORIGIN)
+    assert rules.state is RobotsState.PARSED
+    assert is_allowed(rules, ORIGIN + path) is allowed
+
+
+@pytest.mark.parametrize(
+    "error",
+    [NetworkError(ROBOTS_URL, "reset"), FetchTimeoutError(ROBOTS_URL, "slow")],
+    ids=["network", "timeout"],
+)
+async def test_unreachable_after_one_retry(error: SiteloreError) -> None:
+    """A network error or timeout is tried once more, then disallows all (unreachable)."""
+    fetcher = ScriptedFetcher(error=error)
+    rules = await make_robots_loader(fetcher)(ORIGIN)
+    assert len(fetcher.calls) == 2
+    assert rules.unreachable
+    assert rules.source == f"unreachable ({error.kind})"
+    assert not is_allowed(rules, ORIGIN + "/page")
+
+
+async def test_retry_that_succeeds_is_parsed() -> None:
+    """One failed attempt then a good answer: the rules are the answer's."""
+    fetcher = ScriptedFetcher(
+        error=NetworkError(ROBOTS_URL, "reset"),
+        errors_first=1,
+        body=b"User-agent: *\nDisallow: /a\n",
+    )
+    rules = await make_robots_loader(fetcher)(ORIGIN)
+    assert len(fetcher.calls) == 2
+    assert rules.state is RobotsState.PARSED
+    assert is_allowed(rules, ORIGIN + "/b")
+    assert not is_allowed(rules, ORIGIN + "/a")
 
 
 FAILURES: list[tuple[str, SiteloreError, RobotsState]] = [
-    ("network", NetworkError(ROBOTS_URL, "refused"), RobotsState.UNAVAILABLE),
-    ("timeout", FetchTimeoutError(ROBOTS_URL, "slow"), RobotsState.UNAVAILABLE),
+    ("network", NetworkError(ROBOTS_URL, "refused"), RobotsState.UNREACHABLE),
+    ("timeout", FetchTimeoutError(ROBOTS_URL, "slow"), RobotsState.UNREACHABLE),
     ("too-large", ResponseTooLargeError(ROBOTS_URL, "big"), RobotsState.UNAVAILABLE),
     ("redirects", TooManyRedirectsError(ROBOTS_URL, "loop"), RobotsState.UNAVAILABLE),
     ("no-snapshot", NoSnapshotError(ROBOTS_URL, "not archived"), RobotsState.UNAVAILABLE),

@@ -26,10 +26,13 @@ def reference_match(pattern: str, path: str) -> bool:
     """A plain recursive matcher over the raw strings: the meaning, not the speed.
 
     ``*`` in the pattern matches any run; a final ``$`` anchors the end; any other
-    ``$`` is literal; the match is anchored at the start only.
+    ``$`` is literal; the match is anchored at the start only; a pattern that starts
+    with neither ``/`` nor ``*`` is read with a leading ``/``.
     """
     anchored = pattern.endswith("$")
     body = pattern[:-1] if anchored else pattern
+    if not body.startswith(("/", "*")):
+        body = "/" + body
 
     @functools.cache
     def match(i: int, j: int) -> bool:

@@ -61,6 +61,7 @@ class FakeFetcher:
         headers: Mapping[str, str] | None = None,
         check_hop: HopCheck | None = None,
         timeout: float | None = None,
+        truncate: bool = False,
     ) -> Snapshot:
         await asyncio.sleep(0)  # a real fetch suspends; let the consumer run
         chain: list[str] = []
@@ -109,6 +110,7 @@ class LatencyFetcher(FakeFetcher):
         headers: Mapping[str, str] | None = None,
         check_hop: HopCheck | None = None,
         timeout: float | None = None,
+        truncate: bool = False,
     ) -> Snapshot:
         self.started.append(url)
         self.in_flight += 1

@@ -63,6 +63,7 @@ class ConditionalFetcher:
         headers: Mapping[str, str] | None = None,
         check_hop: HopCheck | None = None,
         timeout: float | None = None,
+        truncate: bool = False,
     ) -> Snapshot:
         await asyncio.sleep(0)
         sent = dict(headers or {})

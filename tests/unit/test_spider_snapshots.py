@@ -45,6 +45,7 @@ class ArchiveFetcher:
         headers: Mapping[str, str] | None = None,
         check_hop: HopCheck | None = None,
         timeout: float | None = None,
+        truncate: bool = False,
     ) -> Snapshot:
         await asyncio.sleep(0)
         self.calls.append(url)

@@ -26,12 +26,19 @@ class Shelf:
 
     def __init__(self) -> None:
         self.saved: dict[str, str] = {}
+        self.throttles: dict[str, str] = {}
 
     async def robots(self, crawl_id: str, host: str) -> str | None:
         return self.saved.get(host)
 
     async def save_robots(self, crawl_id: str, host: str, rules_json: str, ttl_ms: int) -> None:
         self.saved[host] = rules_json
+
+    async def throttled(self, crawl_id: str, host: str) -> str | None:
+        return self.throttles.get(host)
+
+    async def throttle(self, crawl_id: str, host: str, reason: str) -> None:
+        self.throttles.setdefault(host, reason)
 
 
 class Site:
@@ -49,6 +56,7 @@ class Site:
         headers: Mapping[str, str] | None = None,
         check_hop: HopCheck | None = None,
         timeout: float | None = None,
+        truncate: bool = False,
     ) -> Snapshot:
         self.requested.append(url)
         page = self.pages[url]
@@ -243,6 +251,48 @@ async def test_a_429_is_retried_after_its_retry_after(store: SQLiteStore) -> Non
     assert (retry.outcome, retry.backoff_ms, retry.stats) == ("retry", 7000, {"retried": 1})
     assert (last.outcome, last.backoff_ms) == ("done", 7000)
     assert "http-status" in last.error
+
+
+@pytest.mark.parametrize(
+    ("status", "retry_after", "remaining"),
+    [
+        pytest.param(503, "86400", 30, id="a-day"),
+        pytest.param(429, "Wed, 01 Jan 2031 00:00:00 GMT", 30, id="date-years-away"),
+        pytest.param(503, "20", 10, id="past-the-crawl-deadline"),
+    ],
+)
+async def test_a_retry_after_the_crawl_cannot_wait_throttles_the_origin(
+    store: SQLiteStore, status: int, retry_after: str, remaining: float
+) -> None:
+    """Not retried: the page fails, the origin is throttled for every worker."""
+    world = World(
+        {SEED + "a": (status, {"retry-after": retry_after}, ""), SEED + "b": (200, {}, html())}
+    )
+    await robots_known(world)
+    page = processor(world, store)
+
+    failed = await page.process(lease(SEED + "a"), remaining)
+    skipped = await page.process(lease(SEED + "b"), 30)
+
+    assert failed.outcome == "done"
+    assert "http-status" in failed.error
+    assert "longer than the crawl may wait" in world.shelf.throttles["https://docs.test"]
+    assert skipped == Completion(outcome="skip", stats={"skipped_throttled": 1})
+    assert world.site.requested == [SEED + "a"]
+
+
+async def test_a_crawl_delay_over_the_cap_allows_one_request(store: SQLiteStore) -> None:
+    world = World({SEED + "a": (200, {}, html()), SEED + "b": (200, {}, html())})
+    world.robots_text = "User-agent: *\nCrawl-delay: 86400\n"
+    await robots_known(world)
+    page = processor(world, store)
+
+    first = await page.process(lease(SEED + "a"), 30)
+    second = await page.process(lease(SEED + "b"), 30)
+
+    assert first.outcome == "done"
+    assert second.stats == {"skipped_throttled": 1}
+    assert world.site.requested == [SEED + "a"]
 
 
 async def test_network_errors_are_retried_then_reported(store: SQLiteStore) -> None:

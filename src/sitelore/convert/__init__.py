@@ -1,7 +1,9 @@
 """Turn a fetched body into a Document: main content as Markdown, title, links, metadata.
 
 The page's own Content-Type decides: HTML and XHTML are converted (main content
-selected and cleaned, then written as Markdown by html-to-markdown); plain text and
+selected and cleaned, then written as Markdown by html-to-markdown; pages without a
+docs container take Readability's article when it keeps their code and tables, and
+pages without any landmark fall back to trafilatura); plain text and
 Markdown are stored as they are; anything else raises
 :class:`~sitelore.errors.UnsupportedContentTypeError`. Pure: no I/O, no clock.
 
@@ -18,14 +20,15 @@ import dataclasses
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 from sitelore.convert._charset import decode_body
-from sitelore.convert._content import clean_content, select_content, text_length
-from sitelore.convert._fallback import extract_main_html
+from sitelore.convert._content import clean_content, find_content, text_length
+from sitelore.convert._fallback import extract_article_html, extract_main_html
 from sitelore.convert._markdown import content_to_markdown
 from sitelore.convert._meta import read_meta
 from sitelore.convert._pdf import pdf_to_document
 from sitelore.convert._sanity import check_markup
 from sitelore.convert._text import text_to_document
 from sitelore.convert._title import choose_title
+from sitelore.convert._views import PageView, check_selectors, html_view
 from sitelore.errors import (
     ConversionError,
     ConversionFailedError,
@@ -33,14 +36,21 @@ from sitelore.errors import (
     UnsupportedContentTypeError,
 )
 from sitelore.links import LinkCache, resolve_links
+from sitelore.linkstyle import LINK_STYLES, LinkStyle, restyle_links
 from sitelore.models import Document
 
 __all__ = [
     "HTML_TYPES",
+    "LINK_STYLES",
     "TEXT_TYPES",
     "DocumentConverter",
+    "LinkStyle",
+    "PageView",
+    "check_selectors",
     "decode_body",
     "html_to_document",
+    "html_view",
+    "restyle_links",
     "to_document",
 ]
 
@@ -53,6 +63,12 @@ PDF_TYPE = "application/pdf"
 _PAGE_CHROME = (
     "nav, header, footer, aside, [role=navigation i], [role=banner i], [role=contentinfo i]"
 )
+
+
+#: Characters of text Readability's article needs to be taken.
+_MIN_ARTICLE_TEXT = 250
+#: A landmark shorter than this, holding most of the page's text, is kept as it is.
+_MIN_ARTICLE_PAGE = 1500
 
 
 def _split_content_type(content_type: str) -> tuple[str, str | None]:
@@ -91,6 +107,46 @@ def _fallback_tree(html: str, body: LexborNode) -> LexborHTMLParser | None:
     return tree
 
 
+def _count(node: LexborNode, selector: str) -> int:
+    return len(node.css(selector))
+
+
+def _short_page(landmark: LexborNode, body: LexborNode) -> bool:
+    """A short landmark holding most of the page: Readability guesses badly there."""
+    size = text_length(landmark)
+    return size < _MIN_ARTICLE_PAGE and 2 * size >= text_length(body)
+
+
+def _article_tree(
+    html: str, body: LexborNode, landmark: LexborNode | None
+) -> LexborHTMLParser | None:
+    """Readability's article as a tree, when it keeps every code block and table row.
+
+    Used on pages without a docs container (news, blogs). Against the generic
+    landmark it would replace, the article must hold all of its ``<pre>`` blocks
+    and table rows (Readability keeps one best block, and docs pages that reach
+    here must not lose code or tables); without one, more text than the chrome.
+    """
+    if landmark is not None and _short_page(landmark, body):
+        return None
+    extracted = extract_article_html(html)
+    if extracted is None:
+        return None
+    tree = LexborHTMLParser(extracted)
+    article = tree.body
+    if article is None or text_length(article) == 0:
+        return None
+    size = text_length(article)
+    if size < _MIN_ARTICLE_TEXT:
+        return None
+    if landmark is None:
+        return tree if size > _chrome_text(body) else None
+    for selector in ("pre", "tr"):
+        if _count(article, selector) < _count(landmark, selector):
+            return None
+    return tree
+
+
 def html_to_document(html: str, url: str, *, link_cache: LinkCache | None = None) -> Document:
     """Convert an HTML page fetched from ``url`` (its final URL) into a Document.
 
@@ -106,20 +162,26 @@ def html_to_document(html: str, url: str, *, link_cache: LinkCache | None = None
     body = tree.body
     work_tree = tree
     content: LexborNode | None = None
+    title_scope: LexborNode | None = None
     if body is not None:
-        content = select_content(body, meta.title)
-        if content is None:
+        content, docs = find_content(body, meta.title)
+        article = None if docs else _article_tree(html, body, content)
+        if content is None and article is None:
             fallback = _fallback_tree(html, body)
             if fallback is not None and fallback.body is not None:
                 work_tree, content = fallback, fallback.body
             else:
                 content = body
-    markdown = ""
-    if content is not None:
-        clean_content(content)
-    title = choose_title(meta.title, meta.og_title, content, body, url)
-    if content is not None:
-        markdown = content_to_markdown(work_tree, content, meta.base_url)
+        if content is not None:
+            clean_content(content)
+        # The title rules know the page's own landmarks better than Readability's output.
+        title_scope = content
+        if article is not None and article.body is not None:
+            work_tree, content = article, article.body
+            clean_content(content)
+            title_scope = title_scope or content
+    title = choose_title(meta.title, meta.og_title, title_scope, body, url)
+    markdown = content_to_markdown(work_tree, content, meta.base_url) if content is not None else ""
     return Document(
         url=url,
         title=title,

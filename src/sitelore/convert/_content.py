@@ -18,39 +18,69 @@ from selectolax.lexbor import LexborNode
 
 from sitelore.convert._title import heading_text, names_page
 
-__all__ = ["clean_content", "is_hidden", "select_content", "text_length"]
+__all__ = [
+    "clean_content",
+    "find_content",
+    "is_docs_page",
+    "is_hidden",
+    "select_content",
+    "text_length",
+]
 
-#: Containers of documentation generators and themes, most specific first, then
-#: generic landmarks. The first non-empty, visible match wins.
-_CONTAINERS = (
+#: DocBook (PostgreSQL, ...) pages: the one division between the navheader and footer.
+_DOCBOOK = ", ".join(
+    f"body > div.{name}"
+    for name in (
+        "book", "part", "chapter", "appendix", "preface", "reference", "refentry", "article",
+        "sect1", "sect2", "sect3", "section", "index", "glossary", "bibliography", "set",
+        "colophon", "legalnotice", "partintro",
+    )
+)  # fmt: skip
+#: Containers only documentation themes use: a page with one is a docs page.
+_THEME_CONTAINERS = (
     "#apicontent",  # Node.js API docs
     ".theme-doc-markdown",  # Docusaurus
     "article.md-content__inner",  # MkDocs Material
     ".md-content",  # MkDocs Material
-    "#main-content",  # rustdoc
+    "div.flex-content > main",  # Javadoc 16+
+    "div#content.content > main",  # mdBook
+)
+#: Containers of documentation generators whose names news and blog sites use too
+#: (``div.section``, ``#main-content``, ``div.contents``): tried on docs pages only,
+#: most specific first.
+_DOCS_CONTAINERS = (
+    "section#main-content",  # rustdoc
     ".markdown-body",  # GitHub-style renderers
     "div.body[role=main]",  # Sphinx basic themes
     "div[role=main]",  # Sphinx, MkDocs, SQLAlchemy
     ".bd-article",  # pydata-sphinx-theme
+    "main.bd-content",  # older pydata-sphinx-theme
     "div.document div.body",  # Sphinx themes without role
-    "div.contents",  # Doxygen
+    "div.contents:not(.topic)",  # Doxygen (docutils' "contents topic" is a TOC)
     "div.contentContainer",  # older Javadoc
-    "main",  # mdBook, Javadoc, pydata
-    "article",
-    "[role=main]",
-    "#content",  # AsciiDoc and many sites
-    ".content",
+    "body > #content",  # AsciiDoc
+    _DOCBOOK,
+)
+#: Generic landmarks, tried last: pages that only have these (news, blogs) are
+#: candidates for article extraction.
+_LANDMARKS = ("main", "article", "[role=main]", "#content", ".content")
+#: ``<meta name="generator">`` values of documentation tools.
+_DOCS_GENERATORS = re.compile(
+    r"sphinx|mkdocs|docusaurus|rustdoc|doxygen|docbook|javadoc|asciidoc|mdbook|jsdoc|typedoc"
+    r"|pdoc|vitepress|vuepress|gitbook|antora|starlight",
+    re.IGNORECASE,
 )
 
 #: Removed wherever they appear inside the content.
 _ALWAYS_DROP = (
     "script, style, noscript, template, iframe, object, embed, canvas, svg, dialog, "
     "button, input, select, textarea, link, meta, "
-    "nav, aside, footer, "
+    "nav, aside:not(.footnote):not(.footnote-list), footer, "
     "[hidden], [aria-hidden=true i], "
     "[role=navigation i], [role=search i], [role=complementary i], [role=contentinfo i], "
     "[role=banner i], [role=dialog i], [role=alertdialog i], "
     "a.headerlink, a.srclink, a.test-arrow, .rightside, .out-of-band, summary.hideme, "
+    "a.anchor, .notable-traits, div.tooltip, "
     "div.navheader, div.navfooter, .copy-button, .clipboard-button, .linenodiv, "
     "td.linenos, .lineno"
 )
@@ -98,6 +128,10 @@ _PAGE_HEADINGS = "h2, h3, .title"
 _MAX_HEADINGS = 30
 _TITLE_BLOCK_LOOKBACK = 1
 _LINK_BLOCK_DENSITY = 0.8
+#: The density fallback never descends into these (a table's rows are not a page).
+_TABLE_PARTS = frozenset(
+    {"table", "thead", "tbody", "tfoot", "tr", "td", "th", "pre", "ul", "ol", "dl"}
+)
 _SKIP_FOR_DENSITY = frozenset(
     {"script", "style", "noscript", "template", "nav", "aside", "footer", "header", "head"}
 )
@@ -128,21 +162,42 @@ def text_length(node: LexborNode) -> int:
     return sum(len(part) for part in node.text(deep=True, separator=" ").split())
 
 
-def select_content(body: LexborNode, page_title: str | None = None) -> LexborNode | None:
-    """Return the main content element under ``body``, or None when nothing stands out.
+def is_docs_page(body: LexborNode) -> bool:
+    """Whether the page says it was made by a documentation tool (generator, permalinks)."""
+    root = body.parent if body.parent is not None else body
+    generator = root.css_first("meta[name=generator i]")
+    if generator is not None and _DOCS_GENERATORS.search(generator.attributes.get("content") or ""):
+        return True
+    return body.css_first("a.headerlink") is not None
+
+
+def find_content(body: LexborNode, page_title: str | None = None) -> tuple[LexborNode | None, bool]:
+    """Return (main content element or None, whether the page is a docs page).
 
     ``page_title`` (the ``<title>`` text) helps tell the page's own heading from a
     site name when the heading sits just before the content element.
     """
-    for selector in _CONTAINERS:
-        for node in body.css(selector):
-            if _visible(node) and node.text(deep=True).strip():
-                _adopt_title_block(node, page_title)
-                return node
+    docs = is_docs_page(body)
+    groups = (
+        (True, _THEME_CONTAINERS),
+        (docs, _DOCS_CONTAINERS if docs else ()),
+        (docs, _LANDMARKS),
+    )
+    for found_docs, selectors in groups:
+        for selector in selectors:
+            for node in body.css(selector):
+                if _visible(node) and node.text(deep=True).strip():
+                    _adopt_title_block(node, page_title)
+                    return node, found_docs
     densest = _densest(body)
     if densest is not None:
         _adopt_title_block(densest, page_title)
-    return densest
+    return densest, docs
+
+
+def select_content(body: LexborNode, page_title: str | None = None) -> LexborNode | None:
+    """Return the main content element under ``body``, or None when nothing stands out."""
+    return find_content(body, page_title)[0]
 
 
 def _adopt_title_block(content: LexborNode, page_title: str | None) -> None:
@@ -234,6 +289,8 @@ def _densest(body: LexborNode) -> LexborNode | None:
         for child in node.iter():
             size, child_links = sizes.get(child.mem_id, (0, 0))
             if size - child_links >= wanted:
+                if child.tag in _TABLE_PARTS:
+                    return None if node is body else node
                 # Never descend past the page's heading.
                 if heading is not None and child.css_first("h1") is None:
                     return None if node is body else node
@@ -288,6 +345,8 @@ def _is_chrome(node: LexborNode) -> bool:
     names = f"{attrs.get('class') or ''} {attrs.get('id') or ''}".split()
     if not any(_CHROME_NAME.search(name) for name in names):
         return False
+    if node.css_first("pre") is not None:
+        return False  # a docs section about cookies or comments, with its examples
     if any(_ALWAYS_CHROME.search(name) for name in names):
         return True
     if node.tag in ("body", "main", "article", "pre", "code", "table", "h1", "h2"):
@@ -321,11 +380,32 @@ def _is_page_header(node: LexborNode) -> bool:
     return node.css_first("h1, h2, h3") is None
 
 
+def _in_code(node: LexborNode) -> bool:
+    """Whether ``node`` is or sits inside ``<pre>``/``<code>``: code text is never chrome."""
+    current: LexborNode | None = node
+    while current is not None:
+        if current.tag in ("pre", "code"):
+            return True
+        current = current.parent
+    return False
+
+
 def clean_content(content: LexborNode) -> None:
-    """Remove chrome, hidden and non-content elements from ``content``, in place."""
+    """Remove chrome, hidden and non-content elements from ``content``, in place.
+
+    Boilerplate rules (chrome names, hidden styles, page headers, forms) never
+    remove anything inside ``<pre>`` or ``<code>``: a highlighter's
+    ``<span class="comment">`` is code.
+    """
     _remove_outermost(content.css(_ALWAYS_DROP), content)
-    _remove_outermost(content.css("[style]"), content, lambda node: not is_hidden(node))
-    _remove_outermost(content.css(_CHROME_CANDIDATES), content, lambda node: not _is_chrome(node))
+    _remove_outermost(
+        content.css("[style]"), content, lambda node: _in_code(node) or not is_hidden(node)
+    )
+    _remove_outermost(
+        content.css(_CHROME_CANDIDATES),
+        content,
+        lambda node: _in_code(node) or not _is_chrome(node),
+    )
     _remove_outermost(content.css("header"), content, lambda node: not _is_page_header(node))
     _remove_outermost(content.css("form"), content, lambda node: not _is_small_form(node))
     _remove_outermost(

@@ -5,7 +5,10 @@ onto the code element (Sphinx ``div.highlight-python > pre``, rustdoc ``pre.rust
 pandoc ``sourceCode x``), a ``<pre>`` wrapping another ``<pre>`` is unwrapped,
 admonitions become block quotes headed by their title, link and image URLs are
 made absolute (only http(s) and mailto links are kept as links), and the text of
-links is marked so that it cannot inject Markdown.
+links is marked so that it cannot inject Markdown. Code text is sacred: each
+``<pre>`` is rebuilt from its whole text, so no markup inside it (highlighter
+spans, links, line breaks) can change or drop a character. Text outside code that
+looks like HTML (``<T>``) or would start an image (``!`` before a link) is escaped.
 """
 
 from __future__ import annotations
@@ -16,6 +19,8 @@ from collections.abc import Callable
 from html_to_markdown import ConversionOptions, PreprocessingOptions, convert
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
+from sitelore.convert._codetables import fill_slots, slot_code_tables
+from sitelore.convert._structure import prepare_structure
 from sitelore.links import link_resolver
 
 __all__ = ["content_to_markdown"]
@@ -46,12 +51,15 @@ _ADMONITION_TITLES = (
 #: Characters of link text replaced by private-use markers before conversion, and
 #: the escaped form each marker becomes afterwards.
 _LINK_TEXT_MARKERS = {"[": "\ue000", "]": "\ue001", "<": "\ue002", ">": "\ue003",
-                      "*": "\ue004", "_": "\ue005", "`": "\ue006"}  # fmt: skip
-_MARK_TABLE = str.maketrans(_LINK_TEXT_MARKERS)
+                      "*": "\ue004", "_": "\ue005", "`": "\ue006", "!": "\ue007"}  # fmt: skip
+_MARK_TABLE = str.maketrans({c: m for c, m in _LINK_TEXT_MARKERS.items() if c != "!"})
 _UNMARK_TABLE = str.maketrans({m: "\\" + c for c, m in _LINK_TEXT_MARKERS.items()})
+_ANGLE_MARK = str.maketrans({"<": _LINK_TEXT_MARKERS["<"]})
+#: A paragraph holding only this keeps two adjacent block quotes apart.
+_QUOTE_BREAK = "\ue010"
 _NEEDS_MARKING = re.compile(r"[\[\]<>*_`]")
 _FENCE_OPEN = re.compile(r"^(`{3,}|~{3,})")
-_CODE_TAGS = frozenset({"pre", "code", "kbd", "samp", "tt"})
+_CODE_TAGS = frozenset({"pre", "code", "kbd", "samp", "tt", "script", "style"})
 
 
 def _options() -> ConversionOptions:
@@ -61,6 +69,7 @@ def _options() -> ConversionOptions:
         heading_style="atx",
         code_block_style="backticks",
         bullets="-",
+        br_in_tables=True,
         preprocessing=PreprocessingOptions(
             enabled=True, preset="minimal", remove_navigation=False, remove_forms=False
         ),
@@ -107,22 +116,42 @@ def _code_language(pre: LexborNode, code: LexborNode | None) -> str | None:
     return None
 
 
-def _prepare_code(content: LexborNode) -> None:
+def _inside_pre(node: LexborNode) -> bool:
+    current = node.parent
+    while current is not None:
+        if current.tag == "pre":
+            return True
+        current = current.parent
+    return False
+
+
+def _code_text(pre: LexborNode) -> str:
+    """The whole text of a ``<pre>``, line breaks written as ``<br>`` included."""
+    for br in pre.css("br"):
+        br.replace_with("\n")
+    return pre.text(deep=True)
+
+
+def _prepare_code(tree: LexborHTMLParser, content: LexborNode) -> None:
     for pre in content.css("pre"):
         # css() matches the node itself too: look at the children.
         if pre.parent is not None and any(child.tag == "pre" for child in pre.iter()):
             pre.unwrap()
-    for pre in content.css("pre"):
-        # Code is literal: a link inside it would print as "[name](url)" in the fence.
-        pre.unwrap_tags(["a"])
+    # Outermost only: decomposing a block frees any <pre> nested deeper in it.
+    for pre in [pre for pre in content.css("pre") if not _inside_pre(pre)]:
         code = pre.css_first("code")
         lang = _code_language(pre, code)
-        if lang is None:
-            continue
-        target = code if code is not None else pre
-        target.attrs["class"] = f"language-{lang}"
-        if code is not None:
-            pre.attrs["class"] = f"language-{lang}"
+        fresh = tree.create_node("pre")
+        inner = tree.create_node("code")
+        if lang is not None:
+            fresh.attrs["class"] = f"language-{lang}"
+            inner.attrs["class"] = f"language-{lang}"
+        text = _code_text(pre)
+        if text:
+            inner.insert_child(text)
+        fresh.insert_child(inner, move=True)
+        pre.insert_before(fresh, move=True)
+        pre.decompose()
 
 
 def _prepare_admonitions(tree: LexborHTMLParser, content: LexborNode) -> None:
@@ -149,6 +178,22 @@ def _prepare_admonitions(tree: LexborHTMLParser, content: LexborNode) -> None:
         box.decompose()
 
 
+def _separate_quotes(tree: LexborHTMLParser, content: LexborNode) -> None:
+    """Keep adjacent block quotes (admonitions) apart: Markdown would merge them."""
+    for quote in content.css("blockquote"):
+        previous = quote.prev
+        while (
+            previous is not None
+            and previous.tag == "-text"
+            and not (previous.text_content or "").strip()
+        ):
+            previous = previous.prev
+        if previous is not None and previous.tag == "blockquote":
+            para = tree.create_node("p")
+            para.insert_child(_QUOTE_BREAK)
+            quote.insert_before(para, move=True)
+
+
 def _inside_code(node: LexborNode, stop: LexborNode) -> bool:
     current = node.parent
     stop_id = stop.mem_id
@@ -170,6 +215,30 @@ def _mark_link_text(link: LexborNode, content: LexborNode) -> None:
     for node in texts:
         if not _inside_code(node, link) and node.tag == "-text":
             node.replace_with((node.text_content or "").translate(_MARK_TABLE))
+
+
+def _to_markdown(html: str) -> str:
+    markdown = convert(html, _options()).content or ""
+    return markdown.translate(_UNMARK_TABLE).replace(_QUOTE_BREAK, "")
+
+
+def _escape_text(content: LexborNode) -> None:
+    """Escape ``<`` in text outside code, and a ``!`` that would turn a link into an image."""
+    found: list[tuple[LexborNode, str]] = []
+    for node in content.traverse(include_text=True):
+        if node.tag != "-text":
+            continue
+        text = node.text_content or ""
+        angle = "<" in text
+        bang = text.endswith("!") and node.next is not None and node.next.tag == "a"
+        if (angle or bang) and not _inside_code(node, content):
+            if angle:
+                text = text.translate(_ANGLE_MARK)
+            if bang:
+                text = text[:-1] + _LINK_TEXT_MARKERS["!"]
+            found.append((node, text))
+    for node, text in found:
+        node.replace_with(text)
 
 
 def _prepare_links(content: LexborNode, resolve: Callable[[str], str | None]) -> None:
@@ -243,11 +312,13 @@ def content_to_markdown(tree: LexborHTMLParser, content: LexborNode, base_url: s
             cache[href] = resolve_one(href)
         return cache[href]
 
-    _prepare_code(content)
+    _prepare_code(tree, content)
+    prepare_structure(tree, content)
     _prepare_admonitions(tree, content)
+    _separate_quotes(tree, content)
+    _escape_text(content)
     _prepare_links(content, resolve)
     _prepare_images(content, resolve)
-    html = content.html or ""
-    markdown = convert(html, _options()).content or ""
-    markdown = markdown.translate(_UNMARK_TABLE)
+    tables = slot_code_tables(tree, content, _to_markdown)
+    markdown = fill_slots(_to_markdown(content.html or ""), tables)
     return _tidy(markdown).strip()

@@ -4,7 +4,8 @@ In order: the content's first ``h1``, written as the matching ``<title>`` segmen
 when one matches; else a heading of the content, then of the page, that matches a
 ``<title>`` segment (mdBook and DocBook start pages with h2, Doxygen with a div);
 else the page's first ``h1`` that is not a site-name link; else ``og:title``; else
-``<title>``; else the last segment of the URL path.
+``<title>`` without its site suffix; else the last segment of the URL path. Heading
+text is the text content with whitespace collapsed, nothing added.
 """
 
 from __future__ import annotations
@@ -32,8 +33,8 @@ def _norm(text: str) -> str:
 
 
 def heading_text(node: LexborNode) -> str:
-    """The visible text of a heading, whitespace squashed."""
-    return " ".join(node.text(deep=True, separator=" ").split()).strip()
+    """The text content of a heading, whitespace collapsed, nothing added between elements."""
+    return " ".join(node.text(deep=True).split())
 
 
 def _segments(title: str) -> list[str]:
@@ -113,7 +114,9 @@ def choose_title(
             text = heading_text(node)
             if text and not _is_site_link(node):
                 return text[:_MAX_TITLE]
-    for candidate in (og_title, page_title):
-        if candidate:
-            return candidate[:_MAX_TITLE]
+    if og_title:
+        return og_title[:_MAX_TITLE]
+    if page_title:
+        # Without its site suffix ("Page - Site"): the first segment names the page.
+        return (_segments(page_title) or [page_title])[0][:_MAX_TITLE]
     return last_path_segment(url)

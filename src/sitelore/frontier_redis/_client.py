@@ -334,6 +334,17 @@ class RedisFrontier:
             await self._redis.set(f"{key}:robots:{host}", rules_json, px=max(1, ttl_ms))
             await self._redis.hincrby(f"{key}:stats", "robots_fetched", 1)
 
+    async def throttled(self, crawl_id: str, host: str) -> str | None:
+        """Why origin ``host`` may get no more requests in this crawl, or None."""
+        with self._errors("read throttles"):
+            value = await self._redis.hget(f"{self.prefix(crawl_id)}:throttled", host)
+        return None if value is None else str(value)
+
+    async def throttle(self, crawl_id: str, host: str, reason: str) -> None:
+        """Stop every worker's requests to origin ``host`` for the rest of the crawl."""
+        with self._errors("save throttle"):
+            await self._redis.hsetnx(f"{self.prefix(crawl_id)}:throttled", host, reason)
+
     # -- reading progress -----------------------------------------------------------------
 
     async def status(self, crawl_id: str, *, heartbeat_timeout_ms: int = 5000) -> CrawlStatus:

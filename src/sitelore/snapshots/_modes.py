@@ -75,10 +75,16 @@ class CapturingFetcher:
         headers: Mapping[str, str] | None = None,
         check_hop: HopCheck | None = None,
         timeout: float | None = None,
+        truncate: bool = False,
     ) -> Snapshot:
         """Fetch ``url`` live; the snapshot names the WARC record of its final response."""
         snapshot = await self._inner.fetch(
-            url, max_bytes=max_bytes, headers=headers, check_hop=check_hop, timeout=timeout
+            url,
+            max_bytes=max_bytes,
+            headers=headers,
+            check_hop=check_hop,
+            timeout=timeout,
+            truncate=truncate,
         )
         ref = self._writer.ref_for(url, snapshot.final_url)
         return snapshot if ref is None else dataclasses.replace(snapshot, capture=ref)
@@ -151,6 +157,7 @@ class ReplayFetcher:
         headers: Mapping[str, str] | None = None,
         check_hop: HopCheck | None = None,
         timeout: float | None = None,
+        truncate: bool = False,
     ) -> Snapshot:
         """Replay the fetch of ``url`` as captured: every hop from the archive.
 
@@ -169,7 +176,7 @@ class ReplayFetcher:
             parsed, ref = await self._response(pid, url, target.url, len(chain))
             location = redirect_location(parsed.status, parsed.headers)
             if location is None:
-                if len(parsed.body) > cap:
+                if len(parsed.body) > cap and not truncate:
                     raise ResponseTooLargeError(
                         target.url, f"captured body is over the {cap}-byte cap"
                     )
@@ -178,7 +185,7 @@ class ReplayFetcher:
                     final_url=target.url,
                     status=parsed.status,
                     headers=parsed.headers,
-                    body=parsed.body,
+                    body=parsed.body[:cap],
                     fetched_at=parsed.date,
                     elapsed_ms=0.0,
                     redirects=tuple(chain),

@@ -9,10 +9,13 @@ share a database with other applications. Nothing here connects to anything.
   ``304`` offers them again); ``removed_at`` flags a URL that answered 404/410.
 * ``sitelore_change_reports``: one row per crawl of a named source.
 * ``sitelore_document_captures``: the WARC record a document was built from.
+* ``sitelore_crawl_jobs``: the crawl job records of ``sitelore serve``.
 * ``sitelore_text``: the text search configuration (Porter stems, no stop words).
 """
 
 from __future__ import annotations
+
+from sitelore.store._pg_jobs import JOBS_MIGRATION
 
 __all__ = ["CREATE_VERSION_TABLE", "MIGRATIONS", "MIGRATION_LOCK"]
 
@@ -84,4 +87,6 @@ _CAPTURES = (
 #: Migration steps in order.
 MIGRATIONS: tuple[tuple[str, ...], ...] = (
     (*_TEXT_SEARCH, *_DOCUMENTS, *_CHANGE_REPORTS, *_CAPTURES),
+    # 2: crawl job records of sitelore serve (``_pg_jobs``).
+    JOBS_MIGRATION,
 )

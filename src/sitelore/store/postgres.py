@@ -53,11 +53,13 @@ from sitelore.models import (
     CaptureRef,
     Document,
     FetchMeta,
+    JobRecord,
     SearchHit,
     StoredDocument,
     UpsertResult,
 )
 from sitelore.store import _pg_extras as extras
+from sitelore.store import _pg_jobs as jobs
 from sitelore.store._pg_schema import CREATE_VERSION_TABLE, MIGRATION_LOCK, MIGRATIONS
 from sitelore.store._pg_text import (
     MAX_BODY_CHARS,
@@ -532,6 +534,23 @@ class PostgresStore:
         """``(document id, ref)`` for every linked document, oldest document first."""
         async with self._connection("captures") as conn:
             return await extras.captures(conn)
+
+    # -- crawl job records (ports.JobRecords; statements in _pg_jobs) -----------------
+
+    async def save_job(self, record: JobRecord) -> None:
+        """Insert or replace a crawl job record."""
+        async with self._connection("save_job") as conn:
+            await jobs.save_job(conn, record)
+
+    async def job_record(self, job_id: str) -> JobRecord | None:
+        """The crawl job record with this id, or None."""
+        async with self._connection("job_record") as conn:
+            return await jobs.job_record(conn, job_id)
+
+    async def delete_job_record(self, job_id: str) -> bool:
+        """Forget one crawl job record; True when it existed."""
+        async with self._connection("delete_job_record") as conn:
+            return await jobs.delete_job_record(conn, job_id)
 
     async def fetch_counts(self) -> dict[str, int]:
         """How many times each URL was upserted (redeliveries show as counts above 1)."""

@@ -51,12 +51,14 @@ from sitelore.models import (
     CaptureRef,
     Document,
     FetchMeta,
+    JobRecord,
     SearchHit,
     StoredDocument,
     UpsertResult,
 )
 from sitelore.store import _sqlite_captures as captured
 from sitelore.store import _sqlite_changes as changes
+from sitelore.store import _sqlite_jobs as jobs
 from sitelore.store._rows import content_hash, document_id, document_params
 
 __all__ = ["MEMORY", "SCHEMA_VERSION", "SQLiteStore", "content_hash", "document_id"]
@@ -133,6 +135,8 @@ _MIGRATIONS: tuple[tuple[str, ...], ...] = (
     changes.SOURCES_MIGRATION,
     # 3: the WARC record each document was built from (snapshots); idempotent.
     captured.CAPTURES_MIGRATION,
+    # 4: crawl job records of sitelore serve; idempotent.
+    jobs.JOBS_MIGRATION,
 )
 
 #: The schema version this code writes and understands.
@@ -557,6 +561,23 @@ class SQLiteStore:
         """``(document id, record)`` for every linked document, oldest document first."""
         with self._connection("captures") as conn:
             return captured.captures(conn)
+
+    # -- crawl job records (ports.JobRecords; statements in _sqlite_jobs) ---------------
+
+    async def save_job(self, record: JobRecord) -> None:
+        """Insert or replace a crawl job record."""
+        with self._connection(f"save_job {record.id}") as conn, _write_transaction(conn):
+            jobs.save_job(conn, record, _time_to_text)
+
+    async def job_record(self, job_id: str) -> JobRecord | None:
+        """The crawl job record with this id, or None."""
+        with self._connection("job_record") as conn:
+            return jobs.job_record(conn, job_id, _time_from_text)
+
+    async def delete_job_record(self, job_id: str) -> bool:
+        """Forget one crawl job record; True when it existed."""
+        with self._connection("delete_job_record") as conn, _write_transaction(conn):
+            return jobs.delete_job_record(conn, job_id)
 
     async def close(self) -> None:
         """Let SQLite tidy its statistics, then close; closing twice is harmless."""

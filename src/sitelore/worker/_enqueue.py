@@ -18,7 +18,7 @@ from sitelore.errors import RobotsRefusedError
 from sitelore.frontier_redis import FrontierItem, NewCrawl, RedisFrontier, bucket_count, split_url
 from sitelore.models import CrawlOptions, Limits
 from sitelore.ports import Fetcher
-from sitelore.robots import is_allowed
+from sitelore.robots import is_allowed, unreachable_reason
 from sitelore.robots_loader import make_robots_loader
 from sitelore.urls import normalize_url
 from sitelore.worker._robots import rules_to_json
@@ -99,7 +99,7 @@ async def enqueue_crawl(
         rules = await loader(origin)
         robots_url = origin + "/robots.txt"
         if rules.unreachable:
-            raise RobotsRefusedError(url, robots_url, "robots.txt could not be read (server error)")
+            raise RobotsRefusedError(url, robots_url, unreachable_reason(rules))
         if not is_allowed(rules, url):
             raise RobotsRefusedError(url, robots_url, "the start URL is disallowed by robots.txt")
         robots_json = rules_to_json(rules)

@@ -12,6 +12,9 @@ separate because the shared frontier changes three things:
   ``max_attempts``.
 * **robots.txt is fetched under the origin's lease** and counts as that origin's
   request: the URL goes back to its queue (``requeue``) and waits a full delay.
+* **Throttles are shared.** A Retry-After longer than the crawl may wait, or a
+  Crawl-delay over the cap (after the one request that needs no wait), marks the
+  origin throttled in Redis; every worker then skips its URLs (``throttled``).
 
 It never talks to Redis itself: it returns a ``Completion`` that the loop sends.
 """
@@ -35,9 +38,9 @@ from sitelore.errors import (
 )
 from sitelore.frontier_redis import Completion, FrontierItem, Lease, split_url
 from sitelore.models import CrawlOptions, Document, FetchMeta, Limits, Snapshot
-from sitelore.politeness import parse_retry_after
+from sitelore.politeness import crawl_delay_refusal, parse_retry_after, retry_after_refusal
 from sitelore.ports import Clock, Converter, Fetcher, Store
-from sitelore.robots import RobotsRules, is_allowed
+from sitelore.robots import MAX_CRAWL_DELAY_MS, RobotsRules, is_allowed
 from sitelore.urls import Scope, normalize_url
 from sitelore.worker._robots import SharedRobots
 
@@ -113,8 +116,11 @@ class PageProcessor:
             log.debug("skip %s: %s", item.url, exc)
             return Completion(outcome="skip", stats={"skipped_blocked": 1})
         delay_ms = self._delay_ms
+        origin = split_url(item.url)[0]
+        if await self._robots.throttled(origin) is not None:
+            log.debug("skip %s: throttled", item.url)
+            return Completion(outcome="skip", stats={"skipped_throttled": 1})
         if self._options.respect_robots:
-            origin = split_url(item.url)[0]
             rules = await self._robots.cached(origin)
             if rules is None:
                 try:
@@ -130,6 +136,11 @@ class PageProcessor:
             if not is_allowed(rules, item.url):
                 log.debug("skip %s: robots", item.url)
                 return Completion(outcome="skip", delay_ms=delay_ms, stats={"skipped_robots": 1})
+            refusal = crawl_delay_refusal(
+                rules.requested_crawl_delay_ms, cap=MAX_CRAWL_DELAY_MS / 1000
+            )
+            if refusal is not None:  # this request needs no wait; no other one may follow
+                await self._robots.throttle(origin, refusal)
         return await self._fetch(item, delay_ms, remaining)
 
     def _delay_for(self, rules: RobotsRules) -> int:
@@ -154,7 +165,8 @@ class PageProcessor:
             return self._failed(item, exc, delay_ms, retry=False)
         if snapshot.status in _RETRY_STATUSES:
             backoff = self._backoff_ms(item, snapshot)
-            if item.attempt + 1 < self._max_attempts:
+            throttled = await self._throttle_if_too_long(item, snapshot, remaining)
+            if not throttled and item.attempt + 1 < self._max_attempts:
                 log.info("retry later %s: HTTP %d", item.url, snapshot.status)
                 return Completion(
                     outcome="retry", delay_ms=delay_ms, backoff_ms=backoff, stats={"retried": 1}
@@ -172,6 +184,20 @@ class PageProcessor:
                 error=done.error,
                 stats=done.stats,
             )
+
+    async def _throttle_if_too_long(
+        self, item: FrontierItem, snapshot: Snapshot, remaining: float
+    ) -> bool:
+        """Throttle the origin when its Retry-After is longer than the crawl may wait."""
+        if snapshot.status not in _RETRY_AFTER_STATUSES:
+            return False
+        asked = parse_retry_after(snapshot.headers.get("retry-after"), self._clock.now())
+        refusal = retry_after_refusal(asked, left=remaining, cap=_MAX_BACKOFF_MS / 1000)
+        if refusal is None:
+            return False
+        log.warning("throttled %s: %s", split_url(item.url)[0], refusal)
+        await self._robots.throttle(split_url(item.url)[0], refusal)
+        return True
 
     def _backoff_ms(self, item: FrontierItem, snapshot: Snapshot) -> int:
         if snapshot.status in _RETRY_AFTER_STATUSES:

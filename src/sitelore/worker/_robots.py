@@ -3,7 +3,9 @@
 Only the worker holding an origin's lease may fetch its robots.txt (the lease is the
 per-origin lock), so across all workers each origin's robots.txt is requested once per
 TTL. The rules travel as JSON (patterns, not compiled matchers) and each worker keeps a
-short-lived local copy. Parsing and matching stay in ``sitelore.robots``; the request
+short-lived local copy. Throttles live beside the rules: an origin that asked for a
+wait the crawl cannot make (Retry-After, Crawl-delay) is marked once, and no worker
+requests it again. Parsing and matching stay in ``sitelore.robots``; the request
 goes through ``sitelore.robots_loader`` (the fetcher, with its address guard).
 """
 
@@ -32,6 +34,14 @@ class RobotsShelf(Protocol):
         """Store the rules of origin ``host`` for ``ttl_ms``."""
         ...
 
+    async def throttled(self, crawl_id: str, host: str) -> str | None:
+        """Why origin ``host`` is throttled for the rest of the crawl, or None."""
+        ...
+
+    async def throttle(self, crawl_id: str, host: str, reason: str) -> None:
+        """Throttle origin ``host`` for the rest of the crawl (the first reason stays)."""
+        ...
+
 
 def rules_to_json(rules: RobotsRules) -> str:
     """Serialise rules (their patterns in priority order, not the compiled matchers)."""
@@ -39,6 +49,7 @@ def rules_to_json(rules: RobotsRules) -> str:
         {
             "rules": [[rule.pattern, rule.allow] for rule in rules.rules],
             "crawl_delay_ms": rules.crawl_delay_ms,
+            "requested_crawl_delay_ms": rules.requested_crawl_delay_ms,
             "sitemaps": list(rules.sitemaps),
             "disallow_all": rules.disallow_all,
             "state": str(rules.state),
@@ -54,6 +65,7 @@ def rules_from_json(text: str) -> RobotsRules:
     return RobotsRules(
         rules=tuple(RobotsRule.compile(str(p), allow=bool(a)) for p, a in data["rules"]),
         crawl_delay_ms=data["crawl_delay_ms"],
+        requested_crawl_delay_ms=data.get("requested_crawl_delay_ms", data["crawl_delay_ms"]),
         sitemaps=tuple(data["sitemaps"]),
         disallow_all=bool(data["disallow_all"]),
         state=RobotsState(data["state"]),
@@ -79,6 +91,7 @@ class SharedRobots:
         self._clock = clock
         self._ttl_ms = ttl_ms
         self._local: dict[str, tuple[float, RobotsRules]] = {}
+        self._throttled: dict[str, str] = {}
 
     async def cached(self, origin: str) -> RobotsRules | None:
         """The origin's rules if some worker already fetched them; None if nobody has."""
@@ -102,3 +115,17 @@ class SharedRobots:
         await self._frontier.save_robots(self._crawl_id, origin, rules_to_json(rules), self._ttl_ms)
         self._local[origin] = (self._clock.monotonic() + _LOCAL_SECONDS, rules)
         return rules
+
+    async def throttled(self, origin: str) -> str | None:
+        """Why no worker may request ``origin`` any more, or None (a throttle is final)."""
+        known = self._throttled.get(origin)
+        if known is None:
+            known = await self._frontier.throttled(self._crawl_id, origin)
+            if known is not None:
+                self._throttled[origin] = known
+        return known
+
+    async def throttle(self, origin: str, reason: str) -> None:
+        """Stop every worker's requests to ``origin`` for the rest of the crawl."""
+        self._throttled.setdefault(origin, reason)
+        await self._frontier.throttle(self._crawl_id, origin, reason)

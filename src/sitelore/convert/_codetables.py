@@ -1,0 +1,84 @@
+"""Write tables whose cells hold code blocks as HTML tables holding Markdown.
+
+A GFM table cell cannot hold a fenced code block (DocBook's function tables put
+examples in their cells). Such a table is replaced by a numbered slot before
+conversion; afterwards the slot becomes an HTML table whose cells hold the cell's
+Markdown between blank lines, which CommonMark and GFM render as Markdown.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from selectolax.lexbor import LexborHTMLParser, LexborNode
+
+__all__ = ["fill_slots", "slot_code_tables"]
+
+#: Wraps the number of a table written as HTML.
+_TABLE_MARK = "\ue011"
+_TABLE_SLOT = re.compile(r"^([ >]*)" + _TABLE_MARK + r"(\d+)" + _TABLE_MARK + r"[ \t]*$", re.M)
+
+
+def _html_table(table: LexborNode, to_markdown: Callable[[str], str]) -> str:
+    """``table`` as an HTML table whose cells hold Markdown (blank lines around it)."""
+    lines = ["<table>"]
+    for row in table.css("tr"):
+        lines.append("<tr>")
+        for cell in row.iter():
+            if cell.tag not in ("td", "th"):
+                continue
+            span = "".join(
+                f' {name}="{value}"'
+                for name in ("colspan", "rowspan")
+                if (value := cell.attributes.get(name)) and value.isdigit()
+            )
+            lines += [f"<{cell.tag}{span}>", "", to_markdown(cell.inner_html or "").strip(), ""]
+            lines.append(f"</{cell.tag}>")
+        lines.append("</tr>")
+    lines.append("</table>")
+    return "\n".join(lines)
+
+
+def _indent(block: str, prefix: str) -> str:
+    """``block`` with every line under ``prefix`` (a list item's indent, a quote's ``>``)."""
+    bare = prefix.rstrip()
+    return "\n".join(prefix + line if line else bare for line in block.split("\n"))
+
+
+def _outermost(tables: list[LexborNode]) -> list[LexborNode]:
+    """The tables not inside another one of ``tables`` (a decomposed table frees its own)."""
+    ids = {table.mem_id for table in tables}
+    kept = []
+    for table in tables:
+        parent = table.parent
+        while parent is not None and parent.mem_id not in ids:
+            parent = parent.parent
+        if parent is None:
+            kept.append(table)
+    return kept
+
+
+def slot_code_tables(
+    tree: LexborHTMLParser, content: LexborNode, to_markdown: Callable[[str], str]
+) -> list[str]:
+    """Replace tables with code blocks in their cells by numbered slots; return their HTML."""
+    written: list[str] = []
+    for table in _outermost(
+        [table for table in content.css("table") if table.css_first("td pre, th pre") is not None]
+    ):
+        slot = tree.create_node("p")
+        slot.insert_child(f"{_TABLE_MARK}{len(written)}{_TABLE_MARK}")
+        written.append(_html_table(table, to_markdown))
+        table.insert_before(slot, move=True)
+        table.decompose()
+    return written
+
+
+def fill_slots(markdown: str, tables: list[str]) -> str:
+    """Put each written table in its slot, under the slot's list indent or quote."""
+    if not tables:
+        return markdown
+    return _TABLE_SLOT.sub(
+        lambda match: _indent(tables[int(match.group(2))], match.group(1)), markdown
+    )

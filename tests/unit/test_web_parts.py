@@ -1,0 +1,172 @@
+"""The web UI's pure parts: Markdown made safe, section links, snippets, the crawl form."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from typing import cast
+
+import pytest
+
+from sitelore.models import SearchHit
+from sitelore.web import _safe_next
+from sitelore.web.crawls import parse_crawl_form
+from sitelore.web.documents import ResultView, result_view
+from sitelore.web.gate import is_ui_path
+from sitelore.web.markdown import render_markdown
+
+HOSTILE = [
+    ("<script>alert(1)</script>", "<script"),
+    ('<img src=x onerror="alert(1)">', "<img"),
+    ("[x](javascript:alert(1))", "javascript:"),
+    ("[x](JaVaScRiPt:alert(1))", "avascript:"),
+    ("[x](data:text/html;base64,PHNjcmlwdD4=)", "data:"),
+    ("[x](vbscript:msgbox)", "vbscript:"),
+    ("<a href='javascript:alert(1)'>x</a>", "<a "),
+    ("![p](http://127.0.0.1:9/pixel.png)", "<img"),
+    ('[x](http://a.test/ "t\\" onmouseover=\\"alert(1)")', "onmouseover="),
+    ("<iframe src=http://a.test/></iframe>", "<iframe"),
+    ("<style>body{}</style>", "<style"),
+    ('## Title {#a" onclick="x}', "onclick="),
+]
+
+
+_TAG = re.compile(r"<[^>]+>")  # text is escaped, so every "<" left opens a real tag
+_HREF = re.compile(r'href="([^"]*)"')
+_QUOTED = re.compile(r'"[^"]*"')
+
+
+@pytest.mark.parametrize(("markdown", "absent"), HOSTILE)
+def test_hostile_markdown_renders_inert(markdown: str, absent: str) -> None:
+    html = render_markdown(markdown)
+    hrefs = [h for t in _TAG.findall(html) for h in _HREF.findall(t)]
+    # Attribute values are quoted and escaped: what is inside them is text.
+    tags = [_QUOTED.sub('""', t) for t in _TAG.findall(html)]
+    assert not [t for t in tags if absent.lower() in t.lower()]
+    assert not [t for t in tags if re.search(r"\son[a-z]+=", t, re.IGNORECASE)]
+    assert not [t for t in tags if re.match(r"</?(script|img|iframe|style|object)\b", t)]
+    assert all(h.startswith(("http:", "https:", "mailto:")) for h in hrefs), hrefs
+
+
+@pytest.mark.parametrize(
+    ("markdown", "expected"),
+    [
+        ("[docs](https://a.test/x)", 'href="https://a.test/x"'),
+        ("[mail](mailto:a@a.test)", 'href="mailto:a@a.test"'),
+        ("## Install {#install}", '<h2 id="sec-install">Install</h2>'),
+        ("# Getting started", '<h1 id="sec-getting-started">Getting started</h1>'),
+        ("# A\n\n# A", 'id="sec-a-2"'),
+        ("![a diagram](x.png)", "[image: a diagram]"),
+        ("| a |\n|---|\n| 1 |", "<td>1</td>"),
+        ("<b>kept as text</b>", "&lt;b&gt;kept as text&lt;/b&gt;"),
+    ],
+)
+def test_safe_markdown_still_renders(markdown: str, expected: str) -> None:
+    assert expected in render_markdown(markdown)
+
+
+def test_links_to_the_crawled_site_leak_nothing() -> None:
+    html = render_markdown("[docs](https://a.test/x)")
+    assert 'rel="noopener noreferrer nofollow"' in html
+
+
+@dataclasses.dataclass(frozen=True)
+class SectionHit:
+    """A hit as a store with sections gives it (older stores give a bare SearchHit)."""
+
+    id: str = "d1"
+    url: str = "https://a.test/p"
+    title: str = "P"
+    snippet: str = "s"
+    score: float = 1.0
+    heading_path: tuple[str, ...] = ()
+    anchor_url: str | None = None
+
+
+@pytest.mark.parametrize(
+    ("hit", "href", "headings"),
+    [
+        (SearchHit(id="d1", url="https://a.test/p", title="P", snippet="s", score=1.0),
+         "/documents/d1", ()),
+        (SectionHit(heading_path=("Guide", "Install"), anchor_url="https://a.test/p#install"),
+         "/documents/d1#sec-install", ("Guide", "Install")),
+        (SectionHit(heading_path=("Guide",), anchor_url="https://a.test/p"),
+         "/documents/d1", ("Guide",)),
+        (SectionHit(anchor_url=None), "/documents/d1", ()),
+    ],
+)  # fmt: skip
+def test_a_result_opens_its_section_when_the_store_knows_it(
+    hit: object, href: str, headings: tuple[str, ...]
+) -> None:
+    view = result_view(cast(SearchHit, hit))
+    assert view.href == href
+    assert view.headings == headings
+
+
+@pytest.mark.parametrize(
+    ("snippet", "parts"),
+    [
+        ("plain", [("plain", False)]),
+        ("…the **install** step…", [("…the ", False), ("install", True), (" step…", False)]),
+        ("**a** and **b**", [("a", True), (" and ", False), ("b", True)]),
+        ("odd ** marker", [("odd ** marker", False)]),
+    ],
+)
+def test_snippet_matches_are_marked(snippet: str, parts: list[tuple[str, bool]]) -> None:
+    assert ResultView("t", "u", snippet, (), "/").snippet_parts == parts
+
+
+@pytest.mark.parametrize(
+    ("form", "body"),
+    [
+        ({"url": " http://a.test/ "}, {"url": "http://a.test/", "excludePatterns": (),
+          "sameDomain": False, "sitemap": False, "render": False}),
+        ({"url": "u", "maxPages": "7", "delay": "0.5", "sameDomain": "1",
+          "excludePatterns": "*.pdf\n\n */old/* "},
+         {"url": "u", "maxPages": 7, "delay": 0.5, "sameDomain": True,
+          "excludePatterns": ("*.pdf", "*/old/*"), "sitemap": False, "render": False}),
+        ({"url": "u", "pathPrefix": "/docs/", "maxDepth": ""},
+         {"url": "u", "pathPrefix": "/docs/", "excludePatterns": (), "sameDomain": False,
+          "sitemap": False, "render": False}),
+    ],
+)  # fmt: skip
+def test_crawl_form_becomes_the_rest_body(form: dict[str, str], body: dict[str, object]) -> None:
+    assert parse_crawl_form(form) == body
+
+
+def test_a_number_field_without_a_number_names_it() -> None:
+    with pytest.raises(ValueError, match=r"^maxPages: 'ten' is not a number$"):
+        parse_crawl_form({"url": "u", "maxPages": "ten"})
+
+
+@pytest.mark.parametrize(
+    ("target", "safe"),
+    [
+        ("/documents?host=a.test", "/documents?host=a.test"),
+        ("//evil.test/", "/"),
+        ("https://evil.test/", "/"),
+        ("/\\evil.test", "/"),
+        ("", "/"),
+    ],
+)
+def test_login_goes_back_only_to_this_server(target: str, safe: str) -> None:
+    assert _safe_next(target) == safe
+
+
+@pytest.mark.parametrize(
+    ("path", "ui"),
+    [
+        ("/", True),
+        ("/documents/abc", True),
+        ("/crawls", True),
+        ("/login", True),
+        ("/api/v1/search", False),
+        ("/api", False),
+        ("/v2/scrape", False),  # Firecrawl clients send a bearer key, never the UI cookie
+        ("/v2/crawl/abc/errors", False),
+        ("/healthz", False),
+        ("/openapi.json", False),
+    ],
+)
+def test_the_gate_leaves_machine_routes_alone(path: str, ui: bool) -> None:
+    assert is_ui_path(path) is ui
