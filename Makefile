@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 
-.PHONY: demo test quick lint types unit eval bench bench-full bench-scale schema serve clean
+.PHONY: demo test quick lint types unit eval eval-search bench bench-full bench-scale schema serve clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -50,6 +50,10 @@ unit: $(VENV)/.installed-dev
 ## eval: score the converter on the Debian docs set (../shared/eval)
 eval: $(VENV)/.installed-dev
 	$(BIN)/python scripts/eval_convert.py
+
+## eval-search: question answering over real docs (Python, PostgreSQL, Rust) and search latency
+eval-search: $(VENV)/.installed-dev
+	$(BIN)/python scripts/eval_search.py
 
 ## bench: component and crawl figures beside peers (prints numbers, never fails on them)
 bench: $(VENV)/.installed-bench

@@ -44,7 +44,7 @@ from typing import Any
 
 from selectolax.lexbor import LexborHTMLParser
 
-import sitelore.convert
+import sitelore.convert._article
 from sitelore.convert import html_to_document
 
 REPO = Path(__file__).resolve().parent.parent
@@ -202,7 +202,8 @@ class FallbackCounter:
 
     def __init__(self) -> None:
         self.calls = 0
-        self._real: Callable[[str], str | None] = vars(sitelore.convert)["extract_main_html"]
+        module = vars(sitelore.convert._article)
+        self._real: Callable[[str], str | None] = module["extract_main_html"]
 
     def __call__(self, html: str) -> str | None:
         self.calls += 1
@@ -210,7 +211,7 @@ class FallbackCounter:
 
 
 FALLBACK = FallbackCounter()
-vars(sitelore.convert)["extract_main_html"] = FALLBACK
+vars(sitelore.convert._article)["extract_main_html"] = FALLBACK
 
 
 def without_tooltips(record: dict[str, Any]) -> tuple[list[str], list[str]]:

@@ -270,7 +270,7 @@ def search(
     as_json: JsonOpt = False,
     debug: DebugOpt = False,
 ) -> None:
-    """Full-text search over the stored documents (title weighted above body)."""
+    """Search the stored documents: the best pages for a question, each by its best section."""
     settings = load_cli_settings(config=config, db=db)
 
     async def go() -> list[Any]:
@@ -282,6 +282,27 @@ def search(
         print_json({"query": query, "hits": [hit_json(h) for h in hits]})
     else:
         print_hits(out_console, query, hits)
+
+
+@app.command()
+def reindex(
+    db: DbOpt = None,
+    config: ConfigOpt = None,
+    as_json: JsonOpt = False,
+    debug: DebugOpt = False,
+) -> None:
+    """Cut every stored document into search sections again, from its stored Markdown."""
+    settings = load_cli_settings(config=config, db=db)
+
+    async def go() -> int:
+        async with Runtime(settings, create_store=False) as runtime:
+            return await runtime.store.reindex()
+
+    done = run_async(go())
+    if as_json:
+        print_json({"documents": done})
+    else:
+        out_console.print(f"re-sectioned {done} documents")
 
 
 @app.command(name="list")
@@ -381,7 +402,9 @@ def show(
 @app.command()
 def demo(
     db: Annotated[str, typer.Option("--db", help="Store for the demo.")] = ".demo/sitelore.db",
-    query: Annotated[str, typer.Option("--query", help="What to search for after.")] = "retry",
+    query: Annotated[
+        str, typer.Option("--query", help="What to search for after.")
+    ] = "how do I retry a failed task with backoff?",
     site: Annotated[
         Path | None, typer.Option("--site", help="Site folder to serve (default: bundled).")
     ] = None,

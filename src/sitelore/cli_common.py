@@ -298,6 +298,9 @@ def hit_json(hit: SearchHit) -> dict[str, Any]:
         "id": hit.id,
         "url": hit.url,
         "title": hit.title,
+        "headingPath": list(hit.heading_path),
+        "anchorUrl": hit.anchor_url or hit.url,
+        "section": hit.section,
         "snippet": hit.snippet,
         "score": hit.score,
     }

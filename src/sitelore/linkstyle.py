@@ -16,6 +16,8 @@ import re
 from collections.abc import Callable
 from typing import Literal
 
+from sitelore.fences import closes_fence, opening_fence
+
 __all__ = ["LINK_STYLES", "LinkStyle", "restyle_links"]
 
 LinkStyle = Literal["inline", "reference", "none"]
@@ -24,7 +26,6 @@ LINK_STYLES: tuple[LinkStyle, ...] = ("inline", "reference", "none")
 #: Wraps the number of an inline code span hidden while links are rewritten.
 _HIDE = "\ue100"
 _HIDDEN = re.compile(_HIDE + r"(\d+)" + _HIDE)
-_FENCE = re.compile(r"^[ >]*(`{3,}|~{3,})")
 _CODE_SPAN = re.compile(r"(`+)(?:(?!\1).)+?\1")
 #: ``[text](destination "title")`` not preceded by ``!`` (an image) or ``\``; the text
 #: may hold escaped brackets and images (``[![alt](src)](href)``).
@@ -32,11 +33,6 @@ _LINK = re.compile(
     r"(?<![!\\])\[((?:\\.|!\[(?:\\.|[^\]\\])*\]\([^)\s]*\)|[^\[\]\\])*)\]"
     r"\((<[^>\n]*>|[^()\s]*(?:\([^()\s]*\)[^()\s]*)*)(\s+\"(?:\\.|[^\"\\])*\")?\)"
 )
-
-
-def _closes(line: str, fence: str) -> bool:
-    body = line.lstrip(" >").strip()
-    return len(body) >= len(fence) and set(body) == {fence[0]}
 
 
 def restyle_links(markdown: str, style: LinkStyle) -> str:
@@ -60,13 +56,13 @@ def restyle_links(markdown: str, style: LinkStyle) -> str:
     fence = ""
     for line in markdown.split("\n"):
         if fence:
-            if _closes(line, fence):
+            if closes_fence(line, fence):
                 fence = ""
             out.append(line)
             continue
-        opening = _FENCE.match(line)
+        opening = opening_fence(line)
         if opening is not None:
-            fence = opening.group(1)
+            fence = opening
             out.append(line)
             continue
         out.append(_outside_code(line, replace))

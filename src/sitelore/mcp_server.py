@@ -36,7 +36,7 @@ from sitelore.errors import SiteloreError
 from sitelore.host_guard import HostGuard, HostPolicy
 from sitelore.jobs import CrawlSlots
 from sitelore.mcp_rejects import RejectMalformed, serve_stdio
-from sitelore.models import PageOutcome
+from sitelore.models import PageOutcome, SearchHit
 from sitelore.wire import (
     MAX_OFFSET,
     MAX_URL_LENGTH,
@@ -52,13 +52,22 @@ from sitelore.wire import (
     submit_schema,
 )
 
-__all__ = ["DEFAULT_WINDOW_BYTES", "MAX_WINDOW_BYTES", "build_server", "http_app", "run_stdio"]
+__all__ = [
+    "DEFAULT_SEARCH_BYTES",
+    "DEFAULT_WINDOW_BYTES",
+    "MAX_WINDOW_BYTES",
+    "build_server",
+    "http_app",
+    "run_stdio",
+]
 
 log = logging.getLogger(__name__)
 
 #: Page text handed to an agent per call unless it asks for less (or more, up to the max).
 DEFAULT_WINDOW_BYTES = 16 * 1024
 MAX_WINDOW_BYTES = 64 * 1024
+#: Section text handed back by one search unless the agent asks for less or more.
+DEFAULT_SEARCH_BYTES = 8 * 1024
 _TITLE_CHARS = 200
 
 _Context = ServerRequestContext[Any, Any]
@@ -79,8 +88,14 @@ class _Args(BaseModel):
 class SearchArgs(_Args):
     """Arguments of ``search-documents``."""
 
-    query: Annotated[str, Field(min_length=1, max_length=500, description="Words to find.")]
-    limit: Annotated[int, Field(ge=1, le=50, description="Results to return.")] = 10
+    query: Annotated[
+        str, Field(min_length=1, max_length=500, description="A question or words to find.")
+    ]
+    limit: Annotated[int, Field(ge=1, le=50, description="Pages to return.")] = 5
+    max_bytes: Annotated[
+        int,
+        Field(ge=1024, le=MAX_WINDOW_BYTES, description="Most bytes of section text in all."),
+    ] = DEFAULT_SEARCH_BYTES
 
 
 class GetArgs(_Args):
@@ -90,6 +105,10 @@ class GetArgs(_Args):
         str,
         Field(min_length=1, max_length=MAX_URL_LENGTH, description="Document id or its URL."),
     ]
+    section: Annotated[
+        str | None,
+        Field(max_length=300, description="Open at this section: its anchor or number."),
+    ] = None
     cursor: Annotated[
         str | None, Field(description="nextCursor of the previous call; omit for the start.")
     ] = None
@@ -107,25 +126,35 @@ class ListArgs(_Args):
 
 
 class DocumentWindow(_Args):
-    """One window of a document's text (the structured answer of ``get-document``)."""
+    """Where one window of a document's text lies (the structured answer of ``get-document``;
+    the text itself is the fenced text content, sent once)."""
 
     id: str = Field(description="Document id.")
     url: str = Field(description="The page's final URL.")
     title: str = Field(description="The page title (fetched text).")
     fetched_at: datetime = Field(description="When the page was fetched (UTC).")
-    text: str = Field(description="This window of the Markdown (fetched, untrusted text).")
     start: int = Field(description="Byte offset of the window in the UTF-8 text.")
     end: int = Field(description="Byte offset just past the window.")
     total_bytes: int = Field(description="Size of the whole text in UTF-8 bytes.")
     next_cursor: str | None = Field(description="Pass as cursor for the next window.")
 
 
+def _compact(node: Any, parent: str = "") -> Any:
+    """A JSON schema without what an agent does not need: titles, the model's docstring."""
+    if isinstance(node, dict):
+        return {
+            key: _compact(value, key)
+            for key, value in node.items()
+            if not (key == "title" and isinstance(value, str) and parent != "properties")
+            and not (key == "description" and parent == "")
+        }
+    if isinstance(node, list):
+        return [_compact(value, "items") for value in node]
+    return node
+
+
 def _input(model: type[BaseModel]) -> dict[str, Any]:
-    return model.model_json_schema(by_alias=True)
-
-
-def _output(model: type[BaseModel]) -> dict[str, Any]:
-    return model.model_json_schema(by_alias=True, mode="serialization")
+    return dict(_compact(model.model_json_schema(by_alias=True)))
 
 
 def _ok(text: str, structured: BaseModel) -> types.CallToolResult:
@@ -154,6 +183,15 @@ def _refused(tool: str, exc: RemoteOptionError) -> types.CallToolResult:
 def _short(text: str) -> str:
     flat = " ".join(text.split())
     return flat if len(flat) <= _TITLE_CHARS else flat[: _TITLE_CHARS - 1] + "…"
+
+
+def _hit_text(rank: int, hit: SearchHit, text: str) -> str:
+    """One search hit for an agent: where it is (title > headings, URL#anchor), then its text."""
+    where = " > ".join([hit.title, *hit.heading_path])
+    return (
+        f"[{rank}] {_short(where)}\nurl: {hit.anchor_url or hit.url}\n"
+        f"id: {hit.id}  section: {hit.section}\n\n{text}"
+    )
 
 
 def _crawl_text(result: CrawlResult, seed: str) -> str:
@@ -202,28 +240,32 @@ class _Tools:
 
     async def search(self, _ctx: _Context, args: dict[str, Any]) -> types.CallToolResult:
         parsed = SearchArgs.model_validate(args)
-        hits = await self._runtime.store.search(parsed.query, limit=parsed.limit)
+        store = self._runtime.store
+        hits = await store.search(parsed.query, limit=parsed.limit)
         result = SearchResult(query=parsed.query, hits=[Hit.from_hit(hit) for hit in hits])
         if not hits:
             return _ok(f"No documents match {parsed.query!r}.", result)
-        body = "\n".join(
-            f"{rank}. {_short(hit.title)}\n   url: {hit.url}\n   id: {hit.id}\n"
-            f"   {_short(hit.snippet)}"
-            for rank, hit in enumerate(hits, 1)
+        texts = await service.section_texts(store, hits, max_bytes=parsed.max_bytes)
+        body = "\n\n".join(
+            _hit_text(rank, hit, text)
+            for rank, (hit, text) in enumerate(zip(hits, texts, strict=True), 1)
         )
-        header = {"source": "search results (titles and snippets of stored pages)"}
+        header = {"source": "search results: the best section of each page, best first"}
         return _ok(service.fence(body, header=header), result)
 
     async def get(self, _ctx: _Context, args: dict[str, Any]) -> types.CallToolResult:
         parsed = GetArgs.model_validate(args)
-        doc = await service.get_document(self._runtime.store, parsed.id)
-        window = service.text_window(doc.markdown, cursor=parsed.cursor, max_bytes=parsed.max_bytes)
+        doc, section = await service.get_document_at(self._runtime.store, parsed.id)
+        cursor = parsed.cursor
+        wanted = parsed.section or section
+        if wanted is not None and cursor is None:
+            cursor = str(service.section_start(doc, wanted))
+        window = service.text_window(doc.markdown, cursor=cursor, max_bytes=parsed.max_bytes)
         result = DocumentWindow(
             id=doc.id,
             url=doc.url,
             title=doc.title,
             fetched_at=doc.fetched_at,
-            text=window.text,
             start=window.start,
             end=window.end,
             total_bytes=window.total,
@@ -265,8 +307,7 @@ def _tool_list(runtime: Runtime, remote: RemotePolicy) -> list[types.Tool]:
                 "robots.txt is always obeyed and delay never below the operator's. "
                 "Reports progress per page."
             ),
-            input_schema=submit_schema(runtime.settings.limits, remote),
-            output_schema=_output(CrawlResult),
+            input_schema=_compact(submit_schema(runtime.settings.limits, remote)),
             annotations=types.ToolAnnotations(
                 read_only_hint=False, destructive_hint=False, open_world_hint=True
             ),
@@ -274,9 +315,11 @@ def _tool_list(runtime: Runtime, remote: RemotePolicy) -> list[types.Tool]:
         types.Tool(
             name="search-documents",
             title="Search stored documents",
-            description="Full-text search over stored pages; returns ids, URLs and snippets.",
+            description=(
+                "Ask a question or give words; returns the best pages, each with its best "
+                "section's text, heading path and URL#anchor (within maxBytes in all)."
+            ),
             input_schema=_input(SearchArgs),
-            output_schema=_output(SearchResult),
             annotations=read_only,
         ),
         types.Tool(
@@ -284,10 +327,10 @@ def _tool_list(runtime: Runtime, remote: RemotePolicy) -> list[types.Tool]:
             title="Read a stored document",
             description=(
                 "Return a window of a stored page's Markdown (at most maxBytes), fenced as "
-                "fetched content; pass nextCursor back as cursor for the next window."
+                "fetched content, from the start or from a section (an anchor, a number, or "
+                "an id given as URL#anchor); pass nextCursor back as cursor for the next window."
             ),
             input_schema=_input(GetArgs),
-            output_schema=_output(DocumentWindow),
             annotations=read_only,
         ),
         types.Tool(
@@ -295,7 +338,6 @@ def _tool_list(runtime: Runtime, remote: RemotePolicy) -> list[types.Tool]:
             title="List stored documents",
             description="Stored documents, most recently updated first (id, URL, title).",
             input_schema=_input(ListArgs),
-            output_schema=_output(DocumentList),
             annotations=read_only,
         ),
     ]

@@ -273,13 +273,23 @@ class UpsertResult:
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class SearchHit:
-    """One full-text search result; lower ``score`` is better (BM25 convention)."""
+    """One search result: a page and its best section; lower ``score`` is better (BM25).
+
+    ``heading_path`` are the headings above the section, ``anchor_url`` is the page URL
+    with the section's heading id as fragment (the URL when it has none), ``section``
+    its number in the page and ``start``/``end`` its UTF-8 byte range in the Markdown.
+    """
 
     id: str
     url: str
     title: str
     snippet: str
     score: float
+    heading_path: tuple[str, ...] = ()
+    anchor_url: str | None = None
+    section: int | None = None
+    start: int = 0
+    end: int = 0
 
 
 class ChangeKind(enum.StrEnum):

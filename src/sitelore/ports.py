@@ -232,10 +232,16 @@ class Store(Protocol):
         ...
 
     async def search(self, query: str, *, limit: int = 10) -> builtins.list[SearchHit]:
-        """Full-text search; the query is plain text, never FTS syntax.
+        """Rank pages by their best sections; the query is plain text, never FTS syntax.
 
-        Documents flagged removed are left out.
+        Any word may match (stop words dropped); one hit per page and per content, each
+        with its best section's heading path and anchor. Documents flagged removed are
+        left out.
         """
+        ...
+
+    async def reindex(self) -> int:
+        """Cut every stored document into sections again; how many documents were cut."""
         ...
 
     async def delete(self, id_or_url: str) -> bool:

@@ -34,8 +34,16 @@ from sitelore.errors import (
     UnsupportedContentTypeError,
     UsageError,
 )
-from sitelore.models import CrawlOptions, CrawlSummary, PageError, PageOutcome, StoredDocument
+from sitelore.models import (
+    CrawlOptions,
+    CrawlSummary,
+    PageError,
+    PageOutcome,
+    SearchHit,
+    StoredDocument,
+)
 from sitelore.ports import Snapshots, Store
+from sitelore.sections import heading_line, split_sections
 from sitelore.wire import SubmitRequest
 
 __all__ = [
@@ -47,7 +55,10 @@ __all__ = [
     "document_header",
     "fence",
     "get_document",
+    "get_document_at",
     "remote_message",
+    "section_start",
+    "section_texts",
     "single_document",
     "submit",
     "submit_page",
@@ -174,6 +185,71 @@ async def get_document(store: Store, id_or_url: str) -> StoredDocument:
     if doc is None:
         raise NotFoundError(f"document {id_or_url!r}: no such document in the store")
     return doc
+
+
+async def get_document_at(store: Store, id_or_url: str) -> tuple[StoredDocument, str | None]:
+    """One document by id or URL, and the fragment when given as ``URL#anchor``.
+
+    A stored URL that itself holds a ``#`` is found first; NotFoundError when neither is.
+    """
+    doc = await store.get(id_or_url)
+    if doc is not None:
+        return doc, None
+    base, sep, fragment = id_or_url.partition("#")
+    if sep and fragment:
+        doc = await store.get(base)
+        if doc is not None:
+            return doc, fragment
+    raise NotFoundError(f"document {id_or_url!r}: no such document in the store")
+
+
+def section_start(doc: StoredDocument, section: str) -> int:
+    """The UTF-8 byte offset where ``section`` (a heading anchor or a section number) starts.
+
+    Raises:
+        UsageError: the document has no such section.
+    """
+    wanted = section.strip().lstrip("#")
+    if wanted.isdigit():
+        parts = split_sections(doc.markdown)
+        if int(wanted) < len(parts):
+            return parts[int(wanted)].start
+    offset = 0
+    anchors: list[str] = []
+    for line in doc.markdown.splitlines(keepends=True):
+        found = heading_line(line.rstrip("\r\n"))
+        if found is not None and found[2] is not None:
+            if found[2] == wanted:
+                return offset
+            anchors.append(found[2])
+        offset += len(line.encode("utf-8", "surrogatepass"))
+    known = ", ".join(anchors[:10]) + (", ..." if len(anchors) > 10 else "")
+    raise UsageError(
+        f"section {section!r}: not in document {doc.id} (anchors: {known or 'none'}; "
+        "or a section number from search)"
+    )
+
+
+async def section_texts(store: Store, hits: list[SearchHit], *, max_bytes: int) -> list[str]:
+    """The Markdown of each hit's section, all of them within about ``max_bytes``.
+
+    Each hit gets an equal share; a section cut short says how to read on.
+    """
+    share = max(256, max_bytes // max(1, len(hits)))
+    texts: list[str] = []
+    for hit in hits:
+        doc = await store.get(hit.id)
+        if doc is None:  # deleted since the search
+            texts.append(hit.snippet)
+            continue
+        data = doc.markdown.encode("utf-8", "surrogatepass")[hit.start : hit.end]
+        section = data.decode("utf-8", "replace").strip()
+        window = text_window(section, cursor=None, max_bytes=share)
+        text = window.text
+        if window.next_cursor is not None:
+            text += f"\n[… section continues: get-document id={hit.id} section={hit.section}]"
+        texts.append(text)
+    return texts
 
 
 async def delete_document(store: Store, document_id: str) -> None:

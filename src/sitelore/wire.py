@@ -443,18 +443,30 @@ class DocumentList(_Wire):
 
 
 class Hit(_Wire):
-    """One search result; lower score is better (BM25)."""
+    """One search result: a page shown by its best section; lower score is better (BM25)."""
 
     id: str = Field(description="Document id.")
     url: str = Field(description="Document URL.")
     title: str = Field(description="Document title.")
+    heading_path: list[str] = Field(description="Headings above the best section, outermost first.")
+    anchor_url: str = Field(description="URL#fragment of the best section (the URL without one).")
+    section: int | None = Field(description="Number of the section in the page (from 0).")
     snippet: str = Field(description="Matching text around the query terms (fetched text).")
     score: float = Field(description="BM25 rank; lower is better.")
 
     @classmethod
     def from_hit(cls, hit: SearchHit) -> Hit:
         """Shape a store hit."""
-        return cls(id=hit.id, url=hit.url, title=hit.title, snippet=hit.snippet, score=hit.score)
+        return cls(
+            id=hit.id,
+            url=hit.url,
+            title=hit.title,
+            heading_path=list(hit.heading_path),
+            anchor_url=hit.anchor_url or hit.url,
+            section=hit.section,
+            snippet=hit.snippet,
+            score=hit.score,
+        )
 
 
 class SearchResult(_Wire):

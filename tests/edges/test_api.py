@@ -285,6 +285,13 @@ class TestDocuments:
             assert urls == {site + path for path in GUIDE}
             hits = (await client.get("/api/v1/search", params={"q": "installation"})).json()
             assert hits["hits"][0]["url"] == f"{site}/guide/installation.html"
+            asked = {"q": "how do I verify the installation?"}
+            verify = (await client.get("/api/v1/search", params=asked)).json()["hits"][0]
+            assert verify["headingPath"] == ["Installation", "Verify the installation"]
+            assert verify["anchorUrl"] == f"{site}/guide/installation.html#verify"
+            assert set(verify) == {
+                "id", "url", "title", "headingPath", "anchorUrl", "section", "snippet", "score"
+            }  # fmt: skip
             doomed = hits["hits"][0]["id"]
             assert (await client.delete(f"/api/v1/documents/{doomed}")).status_code == 204
             gone = await client.get(f"/api/v1/documents/{doomed}")

@@ -152,6 +152,17 @@ class TestAgainstASite:
         assert code == 0
         hits = json.loads(out)["hits"]
         assert hits
+        assert {"headingPath", "anchorUrl", "section"} <= set(hits[0])
+        assert hits[0]["anchorUrl"].startswith(hits[0]["url"])
+
+        code, out, _ = run_cli(["search", "lumen", "--db", db], capsys)
+        best = hits[0]
+        assert " > ".join(best["headingPath"]) in out
+        assert best["anchorUrl"] in out
+
+        code, out, _ = run_cli(["reindex", "--db", db, "--json"], capsys)
+        assert code == 0
+        assert json.loads(out) == {"documents": 5}
 
         code, out, _ = run_cli(["list", "--db", db, "--json"], capsys)
         assert json.loads(out)["total"] == 5

@@ -46,7 +46,7 @@ class TestDemo:
     def test_demo_serves_crawls_stores_and_searches_the_bundled_site(
         self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
     ) -> None:
-        """``demo --json``: the loopback site is crawled into --db and "retry" is found."""
+        """``demo --json``: the site is crawled into --db and a question answered by a section."""
         db = tmp_path / "d.db"
         code, out, err = run_cli(["demo", "--db", str(db), "--json"], capsys)
 
@@ -62,7 +62,9 @@ class TestDemo:
         hits = result["search"]
         assert 1 <= len(hits) <= 5
         assert hits[0]["url"].endswith("/concepts/retries.html")
-        assert all("retr" in (h["title"] + h["snippet"]).lower() for h in hits)
+        assert hits[0]["anchorUrl"].startswith(hits[0]["url"] + "#")
+        assert hits[0]["headingPath"]
+        assert all("retr" in (h["title"] + h["snippet"]).lower() for h in hits[:2])
         assert "serving" in err
 
     def test_demo_query_option_is_what_is_searched(
@@ -79,7 +81,7 @@ class TestDemo:
         assert code == 0
         result = json.loads(out)
         assert result["crawl"]["pagesIndexed"] >= 25
-        assert result["search"] == []  # the default query ("retry") would have found pages
+        assert result["search"] == []  # the default question (retries) would have found pages
 
         code, out, _ = run_cli([*args, "--query", "backoff"], capsys)
         assert code == 0

@@ -127,7 +127,7 @@ class TestScrape:
         assert main.markdown is not None
         assert len(whole.markdown) > len(main.markdown)
         assert heading.markdown is not None
-        assert heading.markdown.strip() == "# Quickstart"
+        assert heading.markdown.strip() == "# Quickstart"  # Firecrawl Markdown: no {#id}
 
     async def test_a_page_answering_404_is_a_document_with_its_status(
         self, fc: Firecrawl, site: str

@@ -59,15 +59,20 @@ def text_of(result: types.CallToolResult) -> str:
 
 class TestTools:
     async def test_tools_are_listed_with_json_schemas(self, tmp_path: Path) -> None:
-        """Four tools, each with an object input schema; submit shows spider fields and caps."""
+        """Four tools, each with a compact object input schema; submit shows fields and caps.
+
+        No output schemas and no titles: the listing is about a third of its former 15 KB.
+        """
         async with server_client(tmp_path, "--cap-max-pages", "60") as client:
             listed = (await client.list_tools()).tools
         by_name = {tool.name: tool for tool in listed}
         assert set(by_name) == TOOLS
+        size = len(json.dumps([tool.model_dump(mode="json", by_alias=True) for tool in listed]))
+        assert size < 7000
         for tool in listed:
             assert tool.input_schema["type"] == "object"
             assert tool.input_schema["additionalProperties"] is False
-            assert tool.output_schema is not None
+            assert "title" not in tool.input_schema
             assert tool.description
         submit = by_name["submit-document"].input_schema
         props = submit["properties"]
@@ -123,7 +128,8 @@ class TestTools:
 
         shown = window.structured_content or {}
         assert shown["url"] == first["url"]
-        assert len(shown["text"].encode()) <= 1024
+        assert "text" not in shown  # the text is sent once, as the fenced text content
+        assert shown["end"] - shown["start"] <= 1024
         assert shown["totalBytes"] > 1024
         text = text_of(window)
         assert text.startswith("<<<FETCHED CONTENT ")

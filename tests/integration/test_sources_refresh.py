@@ -135,7 +135,7 @@ class TestUpdates:
         assert report.new == report.removed == ()
         assert len(report.unchanged) == 32
         async with Runtime(settings, clock=clock) as runtime:
-            hits = await runtime.store.search("full jitter")
+            hits = await runtime.store.search('"full jitter"')  # a phrase (words alone: any)
         assert [h.url for h in hits] == [site.base + "/concepts/retries.html"]
 
     async def test_deleting_one_page_removes_it_but_keeps_it(

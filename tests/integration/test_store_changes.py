@@ -180,6 +180,7 @@ async def test_a_version_1_store_is_migrated_in_place(tmp_path: Path) -> None:
     path = tmp_path / "old.db"
     with contextlib.closing(sqlite3.connect(path, isolation_level=None)) as conn:
         for statement in _MIGRATIONS[0]:
+            assert isinstance(statement, str)
             conn.execute(statement)
         conn.execute(
             "INSERT INTO documents (id, url, title, markdown, content_hash, content_type, status,"

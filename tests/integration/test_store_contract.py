@@ -176,8 +176,10 @@ SEARCHES = [
     pytest.param("alpha", [ALPHA, OPS], id="word-title-first"),
     pytest.param("gamma", [GAMMA, ALPHA], id="other-title-first"),
     pytest.param("operators", [OPS, ALPHA], id="title-only-above-body-only"),
-    pytest.param("guide alpha", [ALPHA], id="every-word-must-match"),
-    pytest.param("Gamma delta", [GAMMA], id="case-folded"),
+    pytest.param("guide alpha", [ALPHA, OPS], id="any-word-may-match-more-rank-first"),
+    pytest.param("Gamma delta", [GAMMA, ALPHA], id="case-folded"),
+    pytest.param("how do I find the gamma?", [GAMMA, ALPHA], id="question-stop-words-dropped"),
+    pytest.param("the to be", [OPS, ALPHA], id="only-stop-words-are-kept"),
     # Folding and stemming.
     pytest.param("CAFÉ", [ALPHA], id="diacritics-upper"),
     pytest.param("cafe", [ALPHA], id="diacritics-folded"),
@@ -202,17 +204,17 @@ SEARCHES = [
     pytest.param("-alpha", [ALPHA, OPS], id="minus"),
     pytest.param("^alpha", [ALPHA, OPS], id="caret"),
     pytest.param("+alpha", [ALPHA, OPS], id="plus"),
-    pytest.param("alpha\0beta", [ALPHA], id="nul-separates"),
+    pytest.param("alpha\0beta", [ALPHA, OPS], id="nul-separates"),
     pytest.param("alpha\ud800", [ALPHA, OPS], id="lone-surrogate"),
-    # Operator words are plain words: only the document holding them matches.
-    pytest.param("alpha OR", [OPS], id="or-is-a-word"),
-    pytest.param("NOT alpha", [OPS], id="not-is-a-word"),
-    pytest.param("alpha NEAR", [OPS], id="near-is-a-word"),
-    pytest.param("alpha AND", [OPS], id="and-is-a-word"),
-    pytest.param("NEAR(x)", [OPS], id="near-call"),
+    # Operator words are plain words (or stop words): never syntax.
+    pytest.param("alpha OR", [ALPHA, OPS], id="or-is-a-stop-word"),
+    pytest.param("NOT alpha", [ALPHA, OPS], id="not-is-a-stop-word"),
+    pytest.param("alpha NEAR", [OPS, ALPHA], id="near-is-a-word"),
+    pytest.param("alpha AND", [ALPHA, OPS], id="and-is-a-stop-word"),
+    pytest.param("NEAR(x)", [OPS, GAMMA], id="near-call"),
     pytest.param("title:markdown", [OPS], id="column-filter-is-text"),
-    pytest.param("markdown:alpha", [], id="column-filter-no-phrase"),
-    pytest.param("{title}: alpha", [OPS], id="column-set-is-text"),
+    pytest.param("markdown:alpha", [OPS, ALPHA], id="column-filter-phrase-and-parts"),
+    pytest.param("{title}: alpha", [OPS, ALPHA], id="column-set-is-text"),
     # Pure syntax finds nothing (and never raises).
     *(
         pytest.param(query, [], id=f"syntax-{i}")
@@ -270,7 +272,7 @@ def _marked(snippet: str) -> list[str]:
 async def test_the_snippet_shows_and_marks_the_matched_word(
     store: Store, query: str, shown: str
 ) -> None:
-    """Every hit's snippet holds the word that matched, as written, inside ``**`` marks.
+    """A hit's snippet holds the word that matched, as written, inside ``**`` marks.
 
     The words matched through folding or splitting (café/cafe, Việt, robots.txt, 3.14)
     are the ones PostgreSQL's own ``ts_headline`` could neither show nor mark.
@@ -280,8 +282,8 @@ async def test_the_snippet_shows_and_marks_the_matched_word(
     hits = await store.search(query)
 
     assert hits
-    for hit in hits:
-        assert any(shown.lower() in marked.lower() for marked in _marked(hit.snippet)), hit
+    marked = [m.lower() for hit in hits for m in _marked(hit.snippet)]
+    assert any(shown.lower() in m for m in marked), hits
 
 
 async def test_a_snippet_is_a_short_window_around_the_match(store: Store) -> None:
@@ -353,3 +355,142 @@ async def test_known_page_has_the_validators_and_links_of_exactly_that_url(store
     assert not known.removed
     assert await store.known_page(ALPHA + "/") is None
     assert await store.known_page(OPS) is None
+
+
+# -- sections: the unit of retrieval ----------------------------------------------------------
+
+_GUIDE = "https://c.test/guide.html"
+_GUIDE_MD = """Intro of the client guide.
+
+# Client guide {#guide}
+
+How to make requests with the client.
+
+## Timeouts {#timeouts}
+
+Set a timeout in seconds; a request that takes longer raises an error.
+See [json](https://c.test/library/json.html) for `os.path.exists` and `jsonb_set`.
+
+## Retries {#retries}
+
+The client retries idempotent requests with backoff.
+
+```python
+client.get(url, retries=3)
+```
+"""
+_RUST = "https://c.test/rust.html"
+_RUST_MD = "# HashMap {#hashmap}\n\nUse `HashMap::entry` to insert or update a key in place.\n"
+_HUB = "https://c.test/genindex.html"
+_HUB_MD = "# Index\n\n" + "\n".join(
+    f"- [timeout {i}](https://c.test/p{i}.html#timeout) [request {i}](https://c.test/r{i}.html)"
+    for i in range(30)
+)
+_PLAIN = "https://c.test/notes.html"
+_PLAIN_MD = "Notes: a timeout is the time a request may take."
+
+
+async def _fill_sections(store: Store) -> None:
+    for url, title, markdown in (
+        (_GUIDE, "Client guide", _GUIDE_MD),
+        (_RUST, "HashMap", _RUST_MD),
+        (_HUB, "Index", _HUB_MD),
+        (_PLAIN, "Notes", _PLAIN_MD),
+    ):
+        await store.upsert(Document(url=url, title=title, markdown=markdown), _meta())
+
+
+async def test_a_question_is_answered_by_a_section_with_its_heading_path_and_anchor(
+    store: Store,
+) -> None:
+    await _fill_sections(store)
+
+    hits = await store.search("how do I set a timeout for a request?")
+
+    assert [hit.url for hit in hits] == [_GUIDE, _PLAIN, _HUB]  # the hub (mostly links) last
+    best = hits[0]
+    assert best.heading_path == ("Client guide", "Timeouts")
+    assert best.anchor_url == f"{_GUIDE}#timeouts"
+    assert best.section == 2
+    section = _GUIDE_MD.encode()[best.start : best.end].decode()
+    assert section.startswith("## Timeouts {#timeouts}")
+    assert "Retries" not in section
+    assert "**timeout**" in best.snippet
+    assert "https://" not in best.snippet  # link targets are not indexed or shown
+    assert "`" not in best.snippet
+
+
+@pytest.mark.parametrize(
+    ("query", "url", "heading"),
+    [
+        pytest.param("os.path.exists", _GUIDE, "Timeouts", id="dotted-as-written"),
+        pytest.param("path exists", _GUIDE, "Timeouts", id="dotted-by-parts"),
+        pytest.param("HashMap::entry", _RUST, "HashMap", id="rust-path-as-written"),
+        pytest.param("entry", _RUST, "HashMap", id="rust-path-part"),
+        pytest.param("jsonb_set", _GUIDE, "Timeouts", id="snake-case-as-written"),
+        pytest.param("retries backoff", _GUIDE, "Retries", id="heading-and-text"),
+        pytest.param("client.get retries", _GUIDE, "Retries", id="code-block-text"),
+    ],
+)
+async def test_identifiers_match_as_written_and_by_their_parts(
+    store: Store, query: str, url: str, heading: str
+) -> None:
+    await _fill_sections(store)
+
+    hits = await store.search(query)
+
+    assert hits[0].url == url
+    assert hits[0].heading_path[-1] == heading
+
+
+async def test_one_result_per_content_and_per_page_url(store: Store) -> None:
+    for url in ("https://d.test/lib/", "https://d.test/lib/index.html"):
+        await store.upsert(Document(url=url, title="Library", markdown="walrus care"), _meta())
+    await store.upsert(
+        Document(url="https://d.test/copy", title="Library", markdown="walrus care"), _meta()
+    )
+    await store.upsert(
+        Document(url="https://d.test/other", title="Zoo", markdown="a walrus and more"), _meta()
+    )
+
+    hits = await store.search("walrus")
+
+    assert len(hits) == 2  # three copies of one content shown once
+    assert hits[1].url == "https://d.test/other"
+
+
+async def test_changed_pages_are_sectioned_again_and_deleted_ones_leave_search(
+    store: Store,
+) -> None:
+    await _fill_sections(store)
+    changed = _GUIDE_MD.replace("## Retries {#retries}", "## Backing off {#backing-off}")
+    await store.upsert(Document(url=_GUIDE, title="Client guide", markdown=changed), _meta())
+
+    (hit,) = [h for h in await store.search("retries backoff") if h.url == _GUIDE]
+    assert hit.anchor_url == f"{_GUIDE}#backing-off"
+    assert hit.heading_path == ("Client guide", "Backing off")
+
+    assert await store.delete(_GUIDE)
+    assert [h.url for h in await store.search("retries backoff")] == []
+    assert _GUIDE not in [h.url for h in await store.search("timeout")]
+
+
+async def test_a_common_word_ranks_but_does_not_find_when_a_rare_one_is_asked(
+    store: Store,
+) -> None:
+    """With over MIN_COMMON sections holding "common", only sections with "zebra" are hits."""
+    for page in range(45):
+        body = "\n\n".join(f"## Part {i} {{#p{i}}}\n\ncommon words {page} {i}" for i in range(25))
+        page_url = f"https://e.test/{page}"
+        await store.upsert(Document(url=page_url, title="P", markdown=body), _meta())
+    await store.upsert(
+        Document(url="https://e.test/zebra", title="Z", markdown="a zebra, not common"), _meta()
+    )
+    await store.upsert(
+        Document(url="https://e.test/zebra-only", title="Y", markdown="one zebra"), _meta()
+    )
+
+    hits = await store.search("common zebra")
+
+    assert sorted(hit.url for hit in hits) == ["https://e.test/zebra", "https://e.test/zebra-only"]
+    assert len(await store.search("common")) == 10  # alone, a common word still finds

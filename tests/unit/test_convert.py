@@ -517,7 +517,7 @@ def test_realistic_docs_page() -> None:
     assert doc.lang == "en-GB"
     assert doc.canonical_url == "https://widgetry.example/docs/2.4/pool.html"
     markdown = doc.markdown
-    assert markdown.startswith("# Configuring the widget pool\n")
+    assert markdown.startswith("# Configuring the widget pool {#pool}\n")  # the heading's id
     assert "```python\npool = Pool(size=8)\n```" in markdown
     assert "> **Warning**\n>\n> Never set the pool size" in markdown
     assert "| `size`" in markdown

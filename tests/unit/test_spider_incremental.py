@@ -195,7 +195,7 @@ class TestRevalidation:
         await world.crawl()
         stored = await world.store.get(SEED + "b")
         assert stored is not None
-        assert await world.store.search("Text about B")
+        assert await world.store.search('"Text about B"')
         del world.routes[SEED + "b"]
 
         summary = await world.crawl()
@@ -208,7 +208,7 @@ class TestRevalidation:
         assert kept is not None
         assert kept.removed_at is not None
         assert kept.markdown == stored.markdown
-        assert [h.url for h in await world.store.search("Text about B")] == []
+        assert [h.url for h in await world.store.search('"Text about B"')] == []
 
         again = await world.crawl()
         assert kinds(again)["b"] is ChangeKind.UNCHANGED
@@ -220,7 +220,7 @@ class TestRevalidation:
         revived = await world.store.get(SEED + "b")
         assert revived is not None
         assert revived.removed_at is None
-        assert [h.url for h in await world.store.search("Text about B")] == [SEED + "b"]
+        assert [h.url for h in await world.store.search('"Text about B"')] == [SEED + "b"]
 
     async def test_a_410_removes_too_and_a_500_only_fails(self) -> None:
         world = World()

@@ -3,7 +3,7 @@
 The page's own Content-Type decides: HTML and XHTML are converted (main content
 selected and cleaned, then written as Markdown by html-to-markdown; pages without a
 docs container take Readability's article when it keeps their code and tables, and
-pages without any landmark fall back to trafilatura); plain text and
+pages without any landmark or code fall back to trafilatura); plain text and
 Markdown are stored as they are; anything else raises
 :class:`~sitelore.errors.UnsupportedContentTypeError`. Pure: no I/O, no clock.
 
@@ -19,9 +19,10 @@ import dataclasses
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
+from sitelore.convert._article import article_tree, fallback_tree
 from sitelore.convert._charset import decode_body
-from sitelore.convert._content import clean_content, find_content, text_length
-from sitelore.convert._fallback import extract_article_html, extract_main_html
+from sitelore.convert._clean import clean_content
+from sitelore.convert._content import find_content
 from sitelore.convert._markdown import content_to_markdown
 from sitelore.convert._meta import read_meta
 from sitelore.convert._pdf import pdf_to_document
@@ -60,15 +61,6 @@ HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 TEXT_TYPES = frozenset({"text/plain", "text/markdown", "text/x-markdown"})
 #: Converted to text with pypdf.
 PDF_TYPE = "application/pdf"
-_PAGE_CHROME = (
-    "nav, header, footer, aside, [role=navigation i], [role=banner i], [role=contentinfo i]"
-)
-
-
-#: Characters of text Readability's article needs to be taken.
-_MIN_ARTICLE_TEXT = 250
-#: A landmark shorter than this, holding most of the page's text, is kept as it is.
-_MIN_ARTICLE_PAGE = 1500
 
 
 def _split_content_type(content_type: str) -> tuple[str, str | None]:
@@ -79,72 +71,6 @@ def _split_content_type(content_type: str) -> tuple[str, str | None]:
         if key.strip().lower() == "charset":
             charset = value.strip().strip("\"'") or None
     return media.strip().lower(), charset
-
-
-def _chrome_text(body: LexborNode) -> int:
-    total = 0
-    counted: list[LexborNode] = []
-    for node in body.css(_PAGE_CHROME):
-        parent = node.parent
-        inside = False
-        while parent is not None and not inside:
-            inside = any(parent.mem_id == seen.mem_id for seen in counted)
-            parent = parent.parent
-        if not inside:
-            counted.append(node)
-            total += text_length(node)
-    return total
-
-
-def _fallback_tree(html: str, body: LexborNode) -> LexborHTMLParser | None:
-    """trafilatura's extraction as a tree, when it keeps more text than the page chrome."""
-    extracted = extract_main_html(html)
-    if extracted is None:
-        return None
-    tree = LexborHTMLParser(extracted)
-    if tree.body is None or text_length(tree.body) <= _chrome_text(body):
-        return None
-    return tree
-
-
-def _count(node: LexborNode, selector: str) -> int:
-    return len(node.css(selector))
-
-
-def _short_page(landmark: LexborNode, body: LexborNode) -> bool:
-    """A short landmark holding most of the page: Readability guesses badly there."""
-    size = text_length(landmark)
-    return size < _MIN_ARTICLE_PAGE and 2 * size >= text_length(body)
-
-
-def _article_tree(
-    html: str, body: LexborNode, landmark: LexborNode | None
-) -> LexborHTMLParser | None:
-    """Readability's article as a tree, when it keeps every code block and table row.
-
-    Used on pages without a docs container (news, blogs). Against the generic
-    landmark it would replace, the article must hold all of its ``<pre>`` blocks
-    and table rows (Readability keeps one best block, and docs pages that reach
-    here must not lose code or tables); without one, more text than the chrome.
-    """
-    if landmark is not None and _short_page(landmark, body):
-        return None
-    extracted = extract_article_html(html)
-    if extracted is None:
-        return None
-    tree = LexborHTMLParser(extracted)
-    article = tree.body
-    if article is None or text_length(article) == 0:
-        return None
-    size = text_length(article)
-    if size < _MIN_ARTICLE_TEXT:
-        return None
-    if landmark is None:
-        return tree if size > _chrome_text(body) else None
-    for selector in ("pre", "tr"):
-        if _count(article, selector) < _count(landmark, selector):
-            return None
-    return tree
 
 
 def html_to_document(html: str, url: str, *, link_cache: LinkCache | None = None) -> Document:
@@ -165,9 +91,9 @@ def html_to_document(html: str, url: str, *, link_cache: LinkCache | None = None
     title_scope: LexborNode | None = None
     if body is not None:
         content, docs = find_content(body, meta.title)
-        article = None if docs else _article_tree(html, body, content)
+        article = None if docs else article_tree(html, body, content)
         if content is None and article is None:
-            fallback = _fallback_tree(html, body)
+            fallback = fallback_tree(html, body)
             if fallback is not None and fallback.body is not None:
                 work_tree, content = fallback, fallback.body
             else:

@@ -19,8 +19,11 @@ from collections.abc import Callable
 from html_to_markdown import ConversionOptions, PreprocessingOptions, convert
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
+from sitelore.convert._anchors import mark_heading_ids, unmark_heading_ids
 from sitelore.convert._codetables import fill_slots, slot_code_tables
-from sitelore.convert._structure import prepare_structure
+from sitelore.convert._structure import prepare_structure, unwrap_layout_tables
+from sitelore.convert._tree import within
+from sitelore.fences import closes_fence, opening_fence
 from sitelore.links import link_resolver
 
 __all__ = ["content_to_markdown"]
@@ -58,8 +61,13 @@ _ANGLE_MARK = str.maketrans({"<": _LINK_TEXT_MARKERS["<"]})
 #: A paragraph holding only this keeps two adjacent block quotes apart.
 _QUOTE_BREAK = "\ue010"
 _NEEDS_MARKING = re.compile(r"[\[\]<>*_`]")
-_FENCE_OPEN = re.compile(r"^(`{3,}|~{3,})")
+#: Thematic breaks at the very start or end: rules that framed the page's navigation.
+_EDGE_RULES = re.compile(r"\A(?:---\n\n)+|(?:\n\n---)+\Z")
 _CODE_TAGS = frozenset({"pre", "code", "kbd", "samp", "tt", "script", "style"})
+_INLINE_CODE = "code, kbd, samp, tt"
+_PRE = ("pre",)
+#: A run of whitespace holding a line break: one space where a browser shows it.
+_SOURCE_BREAK = re.compile(r"[ \t]*\n\s*")
 
 
 def _options() -> ConversionOptions:
@@ -70,6 +78,7 @@ def _options() -> ConversionOptions:
         code_block_style="backticks",
         bullets="-",
         br_in_tables=True,
+        compact_tables=True,
         preprocessing=PreprocessingOptions(
             enabled=True, preset="minimal", remove_navigation=False, remove_forms=False
         ),
@@ -116,15 +125,6 @@ def _code_language(pre: LexborNode, code: LexborNode | None) -> str | None:
     return None
 
 
-def _inside_pre(node: LexborNode) -> bool:
-    current = node.parent
-    while current is not None:
-        if current.tag == "pre":
-            return True
-        current = current.parent
-    return False
-
-
 def _code_text(pre: LexborNode) -> str:
     """The whole text of a ``<pre>``, line breaks written as ``<br>`` included."""
     for br in pre.css("br"):
@@ -138,7 +138,7 @@ def _prepare_code(tree: LexborHTMLParser, content: LexborNode) -> None:
         if pre.parent is not None and any(child.tag == "pre" for child in pre.iter()):
             pre.unwrap()
     # Outermost only: decomposing a block frees any <pre> nested deeper in it.
-    for pre in [pre for pre in content.css("pre") if not _inside_pre(pre)]:
+    for pre in [pre for pre in content.css("pre") if not within(pre, _PRE)]:
         code = pre.css_first("code")
         lang = _code_language(pre, code)
         fresh = tree.create_node("pre")
@@ -152,6 +152,26 @@ def _prepare_code(tree: LexborHTMLParser, content: LexborNode) -> None:
         fresh.insert_child(inner, move=True)
         pre.insert_before(fresh, move=True)
         pre.decompose()
+
+
+def _collapse_inline_code(content: LexborNode) -> None:
+    """Write the line breaks of inline code's source as the one space a browser shows.
+
+    DocBook indents the continuation lines of a long ``<code>``; CommonMark keeps
+    every space of a code span, so ``SELECT      pg_catalog`` would be written.
+    """
+    found: dict[int, tuple[LexborNode, str]] = {}  # nested code elements share text nodes
+    for code in content.css(_INLINE_CODE):
+        # Every <pre> now holds one <code> of plain text (see _prepare_code).
+        parent = code.parent
+        if (parent is not None and parent.tag == "pre") or "\n" not in code.text(deep=True):
+            continue
+        for node in code.traverse(include_text=True):
+            text = node.text_content or "" if node.tag == "-text" else ""
+            if "\n" in text:
+                found[node.mem_id] = (node, _SOURCE_BREAK.sub(" ", text))
+    for node, text in found.values():
+        node.replace_with(text)
 
 
 def _prepare_admonitions(tree: LexborHTMLParser, content: LexborNode) -> None:
@@ -178,30 +198,28 @@ def _prepare_admonitions(tree: LexborHTMLParser, content: LexborNode) -> None:
         box.decompose()
 
 
+def _is_blank(node: LexborNode) -> bool:
+    """Whitespace text, or an element holding nothing but whitespace (DocBook's ``<p> </p>``)."""
+    if node.tag == "-text":
+        return not (node.text_content or "").strip()
+    if node.tag in ("img", "hr", "br", "pre", "table") or node.css_first("img, hr, pre, table"):
+        return False
+    return node.is_element_node and not node.text(deep=True).strip()
+
+
 def _separate_quotes(tree: LexborHTMLParser, content: LexborNode) -> None:
-    """Keep adjacent block quotes (admonitions) apart: Markdown would merge them."""
+    """Keep adjacent block quotes (admonitions) apart: Markdown would merge them.
+
+    Quotes count as adjacent across blank text and empty elements, which write nothing.
+    """
     for quote in content.css("blockquote"):
         previous = quote.prev
-        while (
-            previous is not None
-            and previous.tag == "-text"
-            and not (previous.text_content or "").strip()
-        ):
+        while previous is not None and _is_blank(previous):
             previous = previous.prev
         if previous is not None and previous.tag == "blockquote":
             para = tree.create_node("p")
             para.insert_child(_QUOTE_BREAK)
             quote.insert_before(para, move=True)
-
-
-def _inside_code(node: LexborNode, stop: LexborNode) -> bool:
-    current = node.parent
-    stop_id = stop.mem_id
-    while current is not None and current.mem_id != stop_id:
-        if current.tag in _CODE_TAGS:
-            return True
-        current = current.parent
-    return False
 
 
 def _mark_link_text(link: LexborNode, content: LexborNode) -> None:
@@ -210,10 +228,10 @@ def _mark_link_text(link: LexborNode, content: LexborNode) -> None:
         for node in link.traverse(include_text=True)
         if node.tag == "-text" and _NEEDS_MARKING.search(node.text_content or "")
     ]
-    if not texts or _inside_code(link, content):
+    if not texts or within(link, _CODE_TAGS, content):
         return
     for node in texts:
-        if not _inside_code(node, link) and node.tag == "-text":
+        if not within(node, _CODE_TAGS, link) and node.tag == "-text":
             node.replace_with((node.text_content or "").translate(_MARK_TABLE))
 
 
@@ -231,7 +249,7 @@ def _escape_text(content: LexborNode) -> None:
         text = node.text_content or ""
         angle = "<" in text
         bang = text.endswith("!") and node.next is not None and node.next.tag == "a"
-        if (angle or bang) and not _inside_code(node, content):
+        if (angle or bang) and not within(node, _CODE_TAGS, content):
             if angle:
                 text = text.translate(_ANGLE_MARK)
             if bang:
@@ -272,11 +290,6 @@ def _prepare_images(content: LexborNode, resolve: Callable[[str], str | None]) -
             attrs["src"] = url
 
 
-def _closes(line: str, fence: str) -> bool:
-    body = line.lstrip(" >").strip()
-    return len(body) >= len(fence) and set(body) == {fence[0]}
-
-
 def _tidy(markdown: str) -> str:
     """Put a blank line before block quotes and after code fences (never inside code)."""
     out: list[str] = []
@@ -285,7 +298,7 @@ def _tidy(markdown: str) -> str:
     for line in markdown.split("\n"):
         if fence:
             out.append(line)
-            if _closes(line, fence):
+            if closes_fence(line, fence):
                 fence, just_closed = "", True
             continue
         previous = out[-1] if out else ""
@@ -295,9 +308,7 @@ def _tidy(markdown: str) -> str:
             if quote_starts or after_fence:
                 out.append("")
         just_closed = False
-        opening = _FENCE_OPEN.match(line.lstrip(" >"))
-        if opening is not None:
-            fence = opening.group(1)
+        fence = opening_fence(line) or ""
         out.append(line)
     return "\n".join(out)
 
@@ -313,12 +324,15 @@ def content_to_markdown(tree: LexborHTMLParser, content: LexborNode, base_url: s
         return cache[href]
 
     _prepare_code(tree, content)
+    _collapse_inline_code(content)
     prepare_structure(tree, content)
     _prepare_admonitions(tree, content)
+    unwrap_layout_tables(tree, content)
     _separate_quotes(tree, content)
     _escape_text(content)
     _prepare_links(content, resolve)
     _prepare_images(content, resolve)
+    ids = mark_heading_ids(content)
     tables = slot_code_tables(tree, content, _to_markdown)
-    markdown = fill_slots(_to_markdown(content.html or ""), tables)
-    return _tidy(markdown).strip()
+    markdown = unmark_heading_ids(fill_slots(_to_markdown(content.html or ""), tables), ids)
+    return _EDGE_RULES.sub("", _tidy(markdown).strip())

@@ -8,22 +8,21 @@ from __future__ import annotations
 
 import re
 
-from sitelore.convert._title import last_path_segment
+from sitelore.convert._title import MAX_TITLE, last_path_segment
 from sitelore.models import Document
 
 __all__ = ["text_to_document"]
 
 _ATX_HEADING = re.compile(r"^ {0,3}#{1,6}[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
-_MAX_TITLE = 300
 
 
 def _text_title(text: str, url: str) -> str:
     heading = _ATX_HEADING.search(text)
     if heading is not None:
-        return heading.group(1).strip()[:_MAX_TITLE]
+        return heading.group(1).strip()[:MAX_TITLE]
     for line in text.splitlines():
         if line.strip():
-            return " ".join(line.split())[:_MAX_TITLE]
+            return " ".join(line.split())[:MAX_TITLE]
     return last_path_segment(url)
 
 

@@ -15,7 +15,9 @@ from urllib.parse import unquote, urlsplit
 
 from selectolax.lexbor import LexborNode
 
-__all__ = ["choose_title", "heading_text", "last_path_segment", "names_page"]
+from sitelore.convert._tree import squashed_text
+
+__all__ = ["MAX_TITLE", "choose_title", "last_path_segment", "names_page"]
 
 #: Separators between the segments of a <title>: hyphen, en and em dash, bar, dots,
 #: guillemet, colon (written as escapes, so no look-alike characters hide here).
@@ -25,16 +27,12 @@ _NORMALIZE = re.compile(r"[^\w]+")
 #: Headings that name a page when it has no h1 (Doxygen writes its title in a div).
 _SUBSTITUTE_HEADINGS = "h1, h2, h3, .title"
 _MAX_HEADINGS = 30
-_MAX_TITLE = 300
+#: Characters a title is cut to.
+MAX_TITLE = 300
 
 
 def _norm(text: str) -> str:
     return _NORMALIZE.sub(" ", text.lower()).strip()
-
-
-def heading_text(node: LexborNode) -> str:
-    """The text content of a heading, whitespace collapsed, nothing added between elements."""
-    return " ".join(node.text(deep=True).split())
 
 
 def _segments(title: str) -> list[str]:
@@ -78,7 +76,7 @@ def names_page(heading: str, title: str | None) -> bool:
 
 def _is_site_link(h1: LexborNode) -> bool:
     links = h1.css("a")
-    return len(links) == 1 and heading_text(links[0]) == heading_text(h1)
+    return len(links) == 1 and squashed_text(links[0]) == squashed_text(h1)
 
 
 def last_path_segment(url: str) -> str:
@@ -98,25 +96,25 @@ def choose_title(
 ) -> str:
     """Return the best title for the page (never empty)."""
     h1 = content.css_first("h1") if content is not None else None
-    text = heading_text(h1) if h1 is not None else ""
+    text = squashed_text(h1) if h1 is not None else ""
     if text:
-        return (_matching_segment(text, page_title) or text)[:_MAX_TITLE]
+        return (_matching_segment(text, page_title) or text)[:MAX_TITLE]
     if page_title:
         for scope in (content, page):
             if scope is None:
                 continue
             for node in scope.css(_SUBSTITUTE_HEADINGS)[:_MAX_HEADINGS]:
-                text = heading_text(node)
+                text = squashed_text(node)
                 if text and names_page(text, page_title):
-                    return text[:_MAX_TITLE]
+                    return text[:MAX_TITLE]
     if page is not None:
         for node in page.css("h1"):
-            text = heading_text(node)
+            text = squashed_text(node)
             if text and not _is_site_link(node):
-                return text[:_MAX_TITLE]
+                return text[:MAX_TITLE]
     if og_title:
-        return og_title[:_MAX_TITLE]
+        return og_title[:MAX_TITLE]
     if page_title:
         # Without its site suffix ("Page - Site"): the first segment names the page.
-        return (_segments(page_title) or [page_title])[0][:_MAX_TITLE]
+        return (_segments(page_title) or [page_title])[0][:MAX_TITLE]
     return last_path_segment(url)

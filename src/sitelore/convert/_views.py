@@ -12,7 +12,8 @@ from collections.abc import Sequence
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode, SelectolaxError
 
-from sitelore.convert._content import clean_content, select_content
+from sitelore.convert._clean import clean_content
+from sitelore.convert._content import find_content
 from sitelore.convert._markdown import content_to_markdown
 from sitelore.convert._meta import read_meta
 from sitelore.errors import UsageError
@@ -66,7 +67,7 @@ def html_view(
         work_tree = LexborHTMLParser(f"<html><body>{kept}</body></html>")
         content = work_tree.body
     elif only_main_content and content is not None:
-        content = select_content(content, meta.title) or content
+        content = find_content(content, meta.title)[0] or content
     if content is None:
         return PageView("", "")
     if include_tags or only_main_content:

@@ -26,6 +26,7 @@ from sitelore.errors import (
 )
 from sitelore.firecrawl.translate import Wanted
 from sitelore.models import Snapshot, StoredDocument
+from sitelore.sections import strip_heading_ids
 from sitelore.service import PageFailedError, remote_message
 
 __all__ = [
@@ -134,9 +135,10 @@ def document(page: Page, want: Wanted) -> dict[str, Any]:
         )
     if "markdown" in want.formats:
         if view is not None and not want.default_cut:
-            out["markdown"] = view.markdown
+            markdown = view.markdown
         else:
-            out["markdown"] = page.stored.markdown if page.stored else ""
+            markdown = page.stored.markdown if page.stored else ""
+        out["markdown"] = strip_heading_ids(markdown)  # Firecrawl's Markdown has no {#id}
     if "html" in want.formats:
         out["html"] = view.html if view is not None else None
     if "rawHtml" in want.formats:

@@ -10,12 +10,14 @@ share a database with other applications. Nothing here connects to anything.
 * ``sitelore_change_reports``: one row per crawl of a named source.
 * ``sitelore_document_captures``: the WARC record a document was built from.
 * ``sitelore_crawl_jobs``: the crawl job records of ``sitelore serve``.
+* ``sitelore_sections``: one row per section with its own tsvector (``_pg_sections``).
 * ``sitelore_text``: the text search configuration (Porter stems, no stop words).
 """
 
 from __future__ import annotations
 
 from sitelore.store._pg_jobs import JOBS_MIGRATION
+from sitelore.store._pg_sections import SECTIONS_STEPS
 
 __all__ = ["CREATE_VERSION_TABLE", "MIGRATIONS", "MIGRATION_LOCK"]
 
@@ -89,4 +91,6 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     (*_TEXT_SEARCH, *_DOCUMENTS, *_CHANGE_REPORTS, *_CAPTURES),
     # 2: crawl job records of sitelore serve (``_pg_jobs``).
     JOBS_MIGRATION,
+    # 3: sections, the unit of retrieval (idempotent: IF NOT EXISTS throughout).
+    SECTIONS_STEPS,
 )

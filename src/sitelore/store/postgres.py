@@ -10,17 +10,17 @@ Choices worth knowing:
 * **One row per URL.** ``upsert`` locks the row (``SELECT ... FOR UPDATE``) or inserts
   it (``ON CONFLICT DO NOTHING``, then locks the winner's row), so workers racing on
   one URL leave one row; ``fetch_count`` counts the upserts, i.e. redeliveries.
-* **Search like SQLite.** Words are split and folded in Python (``_pg_text``) and
-  stemmed by the ``sitelore_text`` configuration (Porter, no stop words), so both stores
-  match the same documents for the same query. Ranking is ``ts_rank`` with title words
-  weighted 10x body words; ``score`` is the negated rank (lower is better, as BM25).
+* **Search like SQLite, over sections.** Words are split and folded in Python
+  (``_pg_text``) and stemmed by the ``sitelore_text`` configuration (Porter, no stop
+  words), so both stores match the same words. Each document's sections
+  (``_pg_sections``) carry their own tsvector; ranking follows SQLite's BM25 (IDF per
+  query term, saturating weighted term frequency, length normalisation) and pages are
+  built from their best sections (``_ranking``); ``score`` is lower-is-better.
   The indexed words are capped (``MAX_BODY_CHARS``); the Markdown is stored whole.
-* **Snippets like SQLite's**, cut in Python (``_snippet``) for the returned hits only:
-  ``ts_headline`` would re-parse the Markdown without the folding and show no ``café``
-  for ``cafe``. The words are split and folded as for the index, and PostgreSQL stems
-  the few that may match (one more round trip), so a snippet marks the words the index
-  matched. The search fetches the first 10,000 characters of each hit; a page with no
-  match there fetches the rest of its first ``SNIPPET_SCAN_CHARS`` (two round trips).
+* **Snippets like SQLite's**, cut in Python (``_snippet``) from the section text of
+  the returned hits only: ``ts_headline`` would re-parse the text without the folding
+  and show no ``café`` for ``cafe``. PostgreSQL stems the few words that may match
+  (one more round trip), so a snippet marks the words the index matched.
 * **Unchanged pages do not touch the index**: the tsvector is recomputed only when
   the content hash changes.
 * **Migrations** are append-only steps in ``_MIGRATIONS``; the version lives in
@@ -37,6 +37,7 @@ from __future__ import annotations
 import asyncio
 import builtins
 import contextlib
+import dataclasses
 import itertools
 from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime
@@ -60,20 +61,19 @@ from sitelore.models import (
 )
 from sitelore.store import _pg_extras as extras
 from sitelore.store import _pg_jobs as jobs
+from sitelore.store import _pg_sections as sections
 from sitelore.store._pg_schema import CREATE_VERSION_TABLE, MIGRATION_LOCK, MIGRATIONS
 from sitelore.store._pg_text import (
-    MAX_BODY_CHARS,
     MAX_TITLE_CHARS,
     MAX_WORD_CHARS,
     index_text,
-    query_phrases,
     stem_prefix,
-    tsquery_text,
 )
+from sitelore.store._ranking import rank_pages
 from sitelore.store._rows import document_id, document_params
-from sitelore.store._snippet import CHUNK_CHARS, Column, Phrase, chunks, column, has_match, snippet
+from sitelore.store._snippet import Column, Phrase, chunks, has_match, snippet
 
-__all__ = ["PG_SCHEMA_VERSION", "SNIPPET_SCAN_CHARS", "PostgresStore"]
+__all__ = ["PG_SCHEMA_VERSION", "PostgresStore"]
 
 _Conn = psycopg.AsyncConnection[dict[str, Any]]
 
@@ -87,7 +87,7 @@ _TSV = (
     "setweight(to_tsvector('sitelore_text', %(body_words)s), 'B')"
 )
 _SELECT_FOR_UPDATE = (
-    "SELECT id, content_hash FROM sitelore_documents WHERE url = %(url)s FOR UPDATE"
+    "SELECT pk, id, content_hash FROM sitelore_documents WHERE url = %(url)s FOR UPDATE"
 )
 _INSERT = f"""
 INSERT INTO sitelore_documents (
@@ -97,8 +97,8 @@ INSERT INTO sitelore_documents (
     %(id)s, %(url)s, %(title)s, %(markdown)s, %(content_hash)s, %(content_type)s, %(status)s,
     %(etag)s, %(last_modified)s, %(fetched_at)s, %(now)s, %(now)s, %(description)s, %(lang)s,
     %(canonical_url)s, %(links)s, {_TSV}
-) ON CONFLICT (url) DO NOTHING
-RETURNING id
+) ON CONFLICT DO NOTHING
+RETURNING pk
 """  # noqa: S608 - _TSV is a constant; every value is a bound parameter
 _UPDATE_CONTENT = f"""
 UPDATE sitelore_documents SET
@@ -127,40 +127,10 @@ _SELECT_PAGE = (
 )
 _DELETE = "DELETE FROM sitelore_documents WHERE id = %s OR url = %s"
 _COUNT = "SELECT count(*) AS n FROM sitelore_documents"
-#: Snippets are cut from this many leading characters of the Markdown (as many as the
-#: index holds words of, or more); a word found only further on leaves the snippet
-#: unmarked (the start of the page).
-SNIPPET_SCAN_CHARS = MAX_BODY_CHARS
 # A word's lexemes as the index has them: one stem, or several when PostgreSQL's parser
 # splits the word further ("1e9e"), or none.
 _STEM = "array_to_string(tsvector_to_array(to_tsvector('sitelore_text', w)), ' ')"
-# Rank in a subquery so only the LIMIT rows fetch the start of their Markdown (snippets
-# are cut in Python; one character more tells whether more follows). Weights are
-# {D, C, B, A}: title (A) counts ten times body (B), as the SQLite store's bm25(10, 1).
-# "stems" (the query words' stems) is computed once, not per row.
-_SEARCH = f"""
-SELECT d.id, d.url, d.title, d.content_hash, -m.rank AS score,
-       left(d.markdown, %(chunk)s + 1) AS markdown,
-       (SELECT array_agg({_STEM} ORDER BY n)
-        FROM unnest(%(words)s::text[]) WITH ORDINALITY AS t(w, n)) AS stems
-FROM (
-    SELECT pk, ts_rank('{{0.1, 0.1, 0.1, 1.0}}', tsv, q) AS rank
-    FROM sitelore_documents, to_tsquery('sitelore_text', %(query)s) AS q
-    WHERE tsv @@ q AND removed_at IS NULL
-    ORDER BY rank DESC, pk
-    LIMIT %(limit)s
-) AS m
-JOIN sitelore_documents AS d ON d.pk = m.pk
-ORDER BY m.rank DESC, m.pk
-"""  # noqa: S608 - _STEM is a constant; every value is a bound parameter
 _STEMS = f"SELECT w AS word, {_STEM} AS stem FROM unnest(%s::text[]) AS w"  # noqa: S608
-# The rest of the scanned Markdown of some hits, unless the page changed meanwhile.
-_MORE_MARKDOWN = """
-SELECT t.n - 1 AS i, substr(d.markdown, t.start + 1, %(size)s - t.start + 1) AS markdown
-FROM unnest(%(ids)s::text[], %(hashes)s::text[], %(starts)s::int[])
-     WITH ORDINALITY AS t(id, hash, start, n)
-JOIN sitelore_documents AS d ON d.id = t.id AND d.content_hash = t.hash
-"""
 
 
 def _utc_now() -> datetime:
@@ -182,57 +152,6 @@ def _row_to_document(row: dict[str, Any]) -> StoredDocument:
     )
 
 
-async def _snippets(
-    conn: _Conn,
-    rows: builtins.list[dict[str, Any]],
-    phrases: builtins.list[builtins.list[str]],
-    stems: dict[str, str],
-) -> builtins.list[str]:
-    """A snippet for each row, cut from its title or the first piece of its body with a match.
-
-    The search fetched the first piece of each body. Rows with no match there fetch
-    the rest of their first ``SNIPPET_SCAN_CHARS`` characters, once. ``stems`` maps
-    words to their stems (the query's words, to start with); the words that may match,
-    as their first letters tell (``stem_prefix``), are stemmed by PostgreSQL.
-    """
-    prefixes = tuple(
-        {p for phrase in phrases for word in phrase if (p := stem_prefix(stems[word]))}
-    )
-    titles = [column(row["title"]) for row in rows]
-    # The search fetched a character more than a chunk, so chunks() sees if more follows.
-    firsts = [next(chunks(row["markdown"])) for row in rows]
-    stems |= await _stems_of(conn, [*titles, *firsts], prefixes, stems)
-    matching = _matching_phrases(phrases, stems)
-    chosen = dict(enumerate(firsts))
-    looking = [
-        i
-        for i in chosen
-        if not firsts[i].whole
-        and not has_match(firsts[i], matching)
-        and not has_match(titles[i], matching)
-    ]
-    if looking:
-        params = {
-            "ids": [rows[i]["id"] for i in looking],
-            "hashes": [rows[i]["content_hash"] for i in looking],
-            "starts": [firsts[i].size for i in looking],
-            "size": SNIPPET_SCAN_CHARS,
-        }
-        cur = await conn.execute(_MORE_MARKDOWN, params)
-        rests: dict[int, builtins.list[Column]] = {}
-        for row in await cur.fetchall():
-            i = looking[row["i"]]
-            text = row["markdown"]
-            cap = SNIPPET_SCAN_CHARS - firsts[i].size
-            rests[i] = list(chunks(text[:cap], head=False, more=len(text) > cap))
-        more = [col for cols in rests.values() for col in cols]
-        stems |= await _stems_of(conn, more, prefixes, stems)
-        matching = _matching_phrases(phrases, stems)
-        for i, cols in rests.items():
-            chosen[i] = next((col for col in cols if has_match(col, matching)), firsts[i])
-    return [snippet([titles[i], chosen[i]], matching) for i in range(len(rows))]
-
-
 async def _stems_of(
     conn: _Conn, columns: builtins.list[Column], prefixes: tuple[str, ...], known: dict[str, str]
 ) -> dict[str, str]:
@@ -248,6 +167,29 @@ async def _stems_of(
     return {row["word"]: row["stem"] for row in await cur.fetchall()}
 
 
+async def _section_snippets(
+    conn: _Conn, hits: builtins.list[SearchHit], terms: builtins.list[tuple[str, ...]]
+) -> builtins.list[SearchHit]:
+    """Each hit with a snippet cut from its section's text (which ``snippet`` holds)."""
+    phrases = [list(term) for term in terms]
+    words = sorted({word for term in terms for word in term})
+    cur = await conn.execute(_STEMS, (words,))
+    stems: dict[str, str] = {row["word"]: row["stem"] for row in await cur.fetchall()}
+    prefixes = tuple({p for word in words if (p := stem_prefix(stems.get(word, "")))})
+    pieces = [list(chunks(hit.snippet)) for hit in hits]
+    stems |= await _stems_of(conn, [col for cols in pieces for col in cols], prefixes, stems)
+    matching = _matching_phrases(phrases, stems)
+    return [
+        dataclasses.replace(
+            hit,
+            snippet=snippet(
+                [next((col for col in cols if has_match(col, matching)), cols[0])], matching
+            ),
+        )
+        for hit, cols in zip(hits, pieces, strict=True)
+    ]
+
+
 def _matching_phrases(
     phrases: builtins.list[builtins.list[str]], stems: dict[str, str]
 ) -> builtins.list[Phrase]:
@@ -256,7 +198,18 @@ def _matching_phrases(
     for word, stem in stems.items():
         if stem:
             alike.setdefault(stem, set()).add(word)
-    return [[alike.get(stems[word], set()) for word in phrase] for phrase in phrases]
+    return [[alike.get(stems.get(word, ""), set()) for word in phrase] for phrase in phrases]
+
+
+async def _catch_up(conn: _Conn) -> int:
+    """Cut again the documents whose sections are missing or stale, a batch per transaction."""
+    done = 0
+    while True:
+        async with conn.transaction():
+            step = await sections.stale_batch(conn)
+        if step == 0:
+            return done
+        done += step
 
 
 class PostgresStore:
@@ -309,6 +262,7 @@ class PostgresStore:
             conn = await self._connect()
             try:
                 await self._migrate(conn)
+                await _catch_up(conn)
             except BaseException:
                 await conn.close()
                 raise
@@ -417,15 +371,24 @@ class PostgresStore:
             existing = await cur.fetchone()
             if existing is None:
                 cur = await conn.execute(_INSERT, params)
-                if await cur.fetchone() is not None:
+                inserted = await cur.fetchone()
+                if inserted is not None:
+                    await sections.replace_sections(
+                        conn, inserted["pk"], document.title, document.markdown
+                    )
                     return UpsertResult(id=params["id"], created=True, changed=True)
-                # Another writer inserted it first: lock its row and update.
+                # Another writer inserted it first (any unique column: the id is the URL's
+                # hash, so a conflict is this URL): lock its row and update.
                 cur = await conn.execute(_SELECT_FOR_UPDATE, params)
                 existing = await cur.fetchone()
                 if existing is None:  # deleted again meanwhile: nothing sensible to do
                     raise StoreError(f"{self._shown}: upsert {document.url}: row vanished")
             changed = existing["content_hash"] != new_hash
             await conn.execute(_UPDATE_CONTENT if changed else _UPDATE_FETCH_META, params)
+            if changed:
+                await sections.replace_sections(
+                    conn, existing["pk"], document.title, document.markdown
+                )
             return UpsertResult(id=existing["id"], created=False, changed=changed)
 
     async def get(self, id_or_url: str) -> StoredDocument | None:
@@ -445,36 +408,29 @@ class PostgresStore:
         return [_row_to_document(row) for row in rows]
 
     async def search(self, query: str, *, limit: int = 10) -> builtins.list[SearchHit]:
-        """Rank documents matching every word of ``query`` (plain text, never tsquery syntax).
+        """Rank pages by their best sections for ``query`` (plain text, never tsquery syntax).
 
-        Title matches rank above body matches; lower ``score`` is better. The snippet
-        marks matched words with ``**``. A blank query finds nothing.
+        As the SQLite store: any word may match (stop words dropped), title and headings
+        weigh more than text, one hit per page and per content; lower ``score`` is
+        better. The snippet marks matched words with ``**``. A blank query finds nothing.
         """
         if limit < 0:
             raise ValueError(f"limit must be >= 0, not {limit}")
-        expression = tsquery_text(query)
-        if not expression or limit == 0:
+        if limit == 0:
             return []
-        phrases = query_phrases(query)
-        words = sorted({word for phrase in phrases for word in phrase})
-        params = {"query": expression, "limit": limit, "words": words, "chunk": CHUNK_CHARS}
         async with self._connection("search") as conn:
-            cur = await conn.execute(_SEARCH, params)
-            rows = await cur.fetchall()
-            if not rows:
+            found, terms = await sections.search_sections(conn, query, limit)
+            hits = rank_pages(found, limit)
+            if not hits:
                 return []
-            stems = dict(zip(words, rows[0]["stems"], strict=True))
-            snippets = await _snippets(conn, rows, phrases, stems)
-        return [
-            SearchHit(
-                id=row["id"],
-                url=row["url"],
-                title=row["title"],
-                snippet=text,
-                score=float(row["score"]),
-            )
-            for row, text in zip(rows, snippets, strict=True)
-        ]
+            return await _section_snippets(conn, hits, terms)
+
+    async def reindex(self) -> int:
+        """Cut every document into sections again; how many documents were cut."""
+        async with self._connection("reindex") as conn:
+            async with conn.transaction():
+                await sections.restale_all(conn)
+            return await _catch_up(conn)
 
     async def delete(self, id_or_url: str) -> bool:
         """Delete one document by id or URL; True when it existed."""

@@ -59,6 +59,8 @@ from sitelore.models import (
 from sitelore.store import _sqlite_captures as captured
 from sitelore.store import _sqlite_changes as changes
 from sitelore.store import _sqlite_jobs as jobs
+from sitelore.store import _sqlite_sections as sections
+from sitelore.store._ranking import rank_pages
 from sitelore.store._rows import content_hash, document_id, document_params
 
 __all__ = ["MEMORY", "SCHEMA_VERSION", "SQLiteStore", "content_hash", "document_id"]
@@ -122,7 +124,7 @@ END
 
 #: Migration steps in order; step ``n`` (1-based) brings ``user_version`` to ``n``.
 #: Append only: never edit a step that has shipped.
-_MIGRATIONS: tuple[tuple[str, ...], ...] = (
+_MIGRATIONS: tuple[tuple[sections.Step, ...], ...] = (
     (
         _CREATE_DOCUMENTS,
         _CREATE_UPDATED_INDEX,
@@ -137,6 +139,8 @@ _MIGRATIONS: tuple[tuple[str, ...], ...] = (
     captured.CAPTURES_MIGRATION,
     # 4: crawl job records of sitelore serve; idempotent.
     jobs.JOBS_MIGRATION,
+    # 5: sections, the unit of retrieval, with their own FTS5 index; idempotent.
+    sections.SECTIONS_MIGRATION,
 )
 
 #: The schema version this code writes and understands.
@@ -179,34 +183,7 @@ SELECT * FROM documents ORDER BY updated_at DESC, pk DESC LIMIT ? OFFSET ?
 """
 _DELETE = "DELETE FROM documents WHERE id = :key OR url = :key"
 _COUNT = "SELECT count(*) FROM documents"
-# bm25 weights: title 10, body 1 (lower is better); snippet: best column, 16 tokens.
-# Ranking through the hidden ``rank`` column lets FTS5 sort internally, so snippet() runs
-# for the LIMIT rows only, not every match (3x faster on common words, bench/store_bench.py).
-_SEARCH = """
-SELECT d.id, d.url, d.title,
-       snippet(documents_fts, -1, '**', '**', '…', 16) AS snippet,
-       documents_fts.rank AS score
-FROM documents_fts
-JOIN documents AS d ON d.pk = documents_fts.rowid
-WHERE documents_fts MATCH ? AND documents_fts.rank MATCH 'bm25(10.0, 1.0)'
-  AND d.removed_at IS NULL
-ORDER BY documents_fts.rank
-LIMIT ?
-"""
-
-
 # -- pure helpers ------------------------------------------------------------------------
-
-
-def _quote_query(query: str) -> str:
-    """Turn plain text into an FTS5 query that ANDs every token as a quoted phrase.
-
-    Quoting (with inner ``"`` doubled) makes ``NOT``, ``OR``, ``NEAR``, ``*``, ``:``,
-    ``(`` and ``-`` ordinary text. NUL ends an FTS5 string early and lone surrogates
-    cannot be encoded, so both are neutralised first. Returns "" for a blank query.
-    """
-    text = query.replace("\0", " ").encode("utf-8", "replace").decode("utf-8")
-    return " ".join('"' + token.replace('"', '""') + '"' for token in text.split())
 
 
 def _utc_now() -> datetime:
@@ -275,8 +252,25 @@ def _migrate(conn: sqlite3.Connection) -> None:
             if _user_version(conn) >= target:
                 continue
             for statement in steps:
-                conn.execute(statement)
+                if callable(statement):
+                    statement(conn)
+                else:
+                    conn.execute(statement)
             conn.execute(f"PRAGMA user_version = {target:d}")
+
+
+def _section_stale(conn: sqlite3.Connection, *, everything: bool = False) -> int:
+    """Cut again the documents whose sections are missing or older than the splitter."""
+    if not everything and not sections.has_stale(conn):
+        return 0
+    done = 0
+    batches = sections.stale_batches(conn, everything=everything)
+    while True:
+        with _write_transaction(conn):
+            step = next(batches, None)
+        if step is None:
+            return done
+        done = step
 
 
 #: SQLite result codes (and their extended forms) that say the location is unusable.
@@ -331,6 +325,7 @@ def _connect(location: str, *, uri: str | None = None, create: bool = True) -> s
         conn.execute("PRAGMA synchronous = NORMAL")
         conn.execute("PRAGMA foreign_keys = ON")
         _migrate(conn)
+        _section_stale(conn)
     except sqlite3.Error as exc:
         conn.close()
         raise _open_error(location, exc) from exc
@@ -457,11 +452,14 @@ class SQLiteStore:
                 pk = conn.execute(_INSERT, params).lastrowid
                 assert pk is not None
                 changes.set_links(conn, pk, document.links)
+                sections.replace_sections(conn, pk, document.title, document.markdown)
                 return UpsertResult(id=params["id"], created=True, changed=True)
             params["pk"] = existing["pk"]
             changed = existing["content_hash"] != new_hash
             conn.execute(_UPDATE_CONTENT if changed else _UPDATE_FETCH_META, params)
             changes.set_links(conn, existing["pk"], document.links)
+            if changed:
+                sections.replace_sections(conn, existing["pk"], document.title, document.markdown)
             return UpsertResult(id=existing["id"], created=False, changed=changed)
 
     async def get(self, id_or_url: str) -> StoredDocument | None:
@@ -479,28 +477,25 @@ class SQLiteStore:
         return [_row_to_document(row) for row in rows]
 
     async def search(self, query: str, *, limit: int = 10) -> builtins.list[SearchHit]:
-        """Rank documents matching every word of ``query`` (plain text, never FTS syntax).
+        """Rank pages by their best sections for ``query`` (plain text, never FTS syntax).
 
-        BM25 with title matches weighted above body matches; lower ``score`` is better.
-        The snippet marks matched terms with ``**``. A blank query finds nothing.
+        Any word may match (stop words dropped, BM25 weighs the rest); the page title and
+        the headings above a section count more than its text. One hit per page (and per
+        content); lower ``score`` is better. The snippet marks matched terms with ``**``.
+        A blank query finds nothing.
         """
         if limit < 0:
             raise ValueError(f"limit must be >= 0, not {limit}")
-        match = _quote_query(query)
-        if not match or limit == 0:
+        if limit == 0:
             return []
         with self._connection("search") as conn:
-            rows = conn.execute(_SEARCH, (match, limit)).fetchall()
-        return [
-            SearchHit(
-                id=row["id"],
-                url=row["url"],
-                title=row["title"],
-                snippet=row["snippet"],
-                score=row["score"],
-            )
-            for row in rows
-        ]
+            found = sections.search_sections(conn, query, limit)
+        return rank_pages(found, limit)
+
+    async def reindex(self) -> int:
+        """Cut every document into sections again; how many documents were cut."""
+        with self._connection("reindex") as conn:
+            return _section_stale(conn, everything=True)
 
     async def delete(self, id_or_url: str) -> bool:
         """Delete one document by id or URL; True when it existed."""

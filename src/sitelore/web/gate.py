@@ -50,7 +50,9 @@ _HEADERS = (
     (b"content-security-policy", CSP.encode()),
     (b"x-frame-options", b"DENY"),
     (b"x-content-type-options", b"nosniff"),
-    (b"referrer-policy", b"no-referrer"),
+    # Not "no-referrer": under it a browser sends ``Origin: null`` with the UI's own form
+    # posts, which the Host/Origin guard must refuse. Crawled sites still get no referrer.
+    (b"referrer-policy", b"same-origin"),
     (b"cross-origin-opener-policy", b"same-origin"),
 )
 _API_PATHS = ("/healthz", "/openapi.json")

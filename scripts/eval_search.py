@@ -1,0 +1,336 @@
+"""Score search on real documentation questions and measure its latency (``make eval-search``).
+
+The corpus is three real documentation sets from Debian packages, made by three (four)
+different generators: Python 3.11 (Sphinx, ``python3.11-doc``), PostgreSQL 15 (DocBook,
+``postgresql-doc-15``) and Rust (mdBook for the book, rustdoc for part of ``std``,
+``rust-doc``). The HTML files are read from ``/usr/share/doc`` and ingested directly
+through the converter and ``Store.upsert`` under their upstream URLs (no crawl: same
+Markdown, a fraction of the CPU), once, into ``.eval-search/docs.db`` (gitignored;
+``--rebuild`` makes it again).
+
+``scripts/eval_search_questions.tsv`` holds the questions, written before any search
+ran, each with the page(s) that answer it. A question is answered at k when one of
+its pages is among the first k hits. Printed: hit@1, hit@5 and MRR@10 per site and in
+all; hit@1 and hit@5 of keyword queries (the exact titles of 150 random pages); then
+latency: search p50/p95 over synthetic stores of 10k and 100k sections (words drawn
+from the corpus's own vocabulary, built once), indexing sections/s, and the wall time
+of ``sitelore search`` including process start.
+
+Usage: ``python scripts/eval_search.py [--rebuild] [--misses] [--no-latency]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import collections
+import dataclasses
+import os
+import random
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+from sitelore.convert import to_document
+from sitelore.models import Document, FetchMeta
+from sitelore.store import SQLiteStore
+
+REPO = Path(__file__).resolve().parent.parent
+OUT = REPO / ".eval-search"
+QUESTIONS = REPO / "scripts" / "eval_search_questions.tsv"
+DOC = Path("/usr/share/doc")
+GOALS = {"hit@5": 0.65, "p95_ms_100k": 50.0}
+
+_RUST_MODULES = (
+    *("collections", "fs", "io", "string", "vec", "option", "result", "iter", "sync"),
+    *("sync/mpsc", "thread", "path", "env", "process", "fmt", "str", "time", "rc", "cell"),
+    *("boxed", "ops"),
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class Site:
+    """One documentation set: where its files are, its upstream URL, which files."""
+
+    name: str
+    root: Path
+    base: str
+    patterns: tuple[str, ...]
+
+    def files(self) -> Iterator[tuple[Path, str]]:
+        seen: set[Path] = set()
+        for pattern in self.patterns:
+            for path in sorted(self.root.glob(pattern)):
+                if path not in seen and path.is_file():
+                    seen.add(path)
+                    yield path, self.base + path.relative_to(self.root).as_posix()
+
+
+SITES = (
+    Site(
+        "python",
+        DOC / "python3.11-doc" / "html",
+        "https://docs.python.org/3.11/",
+        (
+            "library/*.html",
+            "tutorial/*.html",
+            "howto/*.html",
+            "faq/*.html",
+            "reference/*.html",
+            "using/*.html",
+            "glossary.html",
+            "contents.html",
+            "genindex.html",
+            "index.html",
+        ),
+    ),
+    Site(
+        "postgres",
+        DOC / "postgresql-doc-15" / "html",
+        "https://www.postgresql.org/docs/15/",
+        ("*.html",),
+    ),
+    Site(
+        "rust",
+        DOC / "rust-doc" / "html",
+        "https://doc.rust-lang.org/",
+        (
+            "book/ch*.html",
+            "book/appendix-*.html",
+            "std/primitive.*.html",
+            "std/keyword.*.html",
+            *(f"std/{module}/*.html" for module in _RUST_MODULES),
+        ),
+    ),
+)
+
+
+def _meta() -> FetchMeta:
+    return FetchMeta(status=200, content_type="text/html", fetched_at=datetime.now(UTC))
+
+
+async def build_corpus(db: Path) -> None:
+    """Convert and store every page of every site; print pages, sections and speeds."""
+    db.unlink(missing_ok=True)  # noqa: ASYNC240 - a script, nothing else runs meanwhile
+    store = SQLiteStore(db)
+    pages = 0
+    convert_s = store_s = 0.0
+    try:
+        for site in SITES:
+            if not site.root.is_dir():
+                sys.exit(f"eval-search: {site.root} is missing; apt-get install the *-doc packages")
+            for path, url in site.files():
+                started = time.perf_counter()
+                document = to_document(path.read_bytes(), "text/html; charset=utf-8", url)
+                converted = time.perf_counter()
+                await store.upsert(document, _meta())
+                convert_s += converted - started
+                store_s += time.perf_counter() - converted
+                pages += 1
+        sections = _count_sections(db)
+    finally:
+        await store.close()
+    print(
+        f"corpus: {pages} pages, {sections} sections; conversion {pages / convert_s:.0f} pages/s; "
+        f"indexing (store.upsert, sections included) {sections / store_s:.0f} sections/s"
+    )
+
+
+def _count_sections(db: Path) -> int:
+    import sqlite3
+
+    with sqlite3.connect(db) as conn:
+        return int(conn.execute("SELECT count(*) FROM sections").fetchone()[0])
+
+
+@dataclasses.dataclass(frozen=True)
+class Question:
+    site: str
+    text: str
+    answers: frozenset[str]
+
+
+def load_questions() -> list[Question]:
+    bases = {site.name: site.base for site in SITES}
+    questions = []
+    for line in QUESTIONS.read_text(encoding="utf-8").splitlines():
+        if not line.strip() or line.startswith("#"):
+            continue
+        site, text, answers = line.split("\t")
+        pages = frozenset(bases[site] + page for page in answers.split())
+        questions.append(Question(site, text, pages))
+    return questions
+
+
+def _page(url: str) -> str:
+    return url.split("#", 1)[0]
+
+
+async def score(db: Path, questions: list[Question], *, misses: bool) -> dict[str, float]:
+    """hit@1, hit@5, MRR@10 per site and overall; print the table (and misses when asked)."""
+    store = SQLiteStore(db, create=False)
+    ranks: dict[str, list[int | None]] = collections.defaultdict(list)
+    try:
+        for question in questions:
+            hits = await store.search(question.text, limit=10)
+            urls = [_page(hit.url) for hit in hits]
+            rank = next((i for i, url in enumerate(urls, 1) if url in question.answers), None)
+            ranks[question.site].append(rank)
+            ranks["all"].append(rank)
+            if misses and (rank is None or rank > 5):
+                shown = ", ".join(url.rsplit("/", 1)[-1] for url in urls[:3])
+                print(f"  miss [{question.site}] {question.text!r}: rank {rank}; top: {shown}")
+    finally:
+        await store.close()
+    print(f"{'lexical':10} {'questions':>9} {'hit@1':>6} {'hit@5':>6} {'MRR@10':>7}")
+    result: dict[str, float] = {}
+    for name, found in ranks.items():
+        n = len(found)
+        hit1 = sum(1 for r in found if r is not None and r <= 1) / n
+        hit5 = sum(1 for r in found if r is not None and r <= 5) / n
+        mrr = sum(1 / r for r in found if r is not None) / n
+        print(f"{name:10} {n:>9} {hit1:>6.2f} {hit5:>6.2f} {mrr:>7.3f}")
+        if name == "all":
+            result = {"hit@1": hit1, "hit@5": hit5, "mrr@10": mrr}
+    return result
+
+
+async def score_titles(db: Path, count: int = 150) -> None:
+    """Keyword queries: the exact titles of ``count`` random pages (seeded); hit@1, hit@5."""
+    import sqlite3
+
+    with sqlite3.connect(db) as conn:
+        rows = conn.execute("SELECT url, title, content_hash FROM documents ORDER BY pk").fetchall()
+    pages = random.Random(7).sample(rows, min(count, len(rows)))
+    same: dict[str, set[str]] = collections.defaultdict(set)
+    for url, _, digest in rows:
+        same[digest].add(url)
+    store = SQLiteStore(db, create=False)
+    first = top5 = 0
+    try:
+        for url, title, digest in pages:
+            urls = [hit.url for hit in await store.search(title, limit=5)]
+            wanted = same[digest] | {url}
+            first += bool(urls) and urls[0] in wanted
+            top5 += any(found in wanted for found in urls)
+    finally:
+        await store.close()
+    n = len(pages)
+    print(f"exact titles ({n} random pages): hit@1 {first / n:.2f}, hit@5 {top5 / n:.2f}")
+
+
+def _vocabulary(db: Path, size: int = 30_000) -> list[str]:
+    """The corpus's most common words, most common first (for realistic posting lists)."""
+    import sqlite3
+
+    counts: collections.Counter[str] = collections.Counter()
+    with sqlite3.connect(db) as conn:
+        for (body,) in conn.execute("SELECT body FROM sections LIMIT 40000"):
+            counts.update(word.lower() for word in body.split() if word.isalpha())
+    return [word for word, _ in counts.most_common(size)]
+
+
+async def build_synthetic(path: Path, vocabulary: list[str], sections: int) -> float:
+    """A store of ``sections`` sections (10 per page, ~120 Zipf-drawn words); sections/s."""
+    path.unlink(missing_ok=True)  # noqa: ASYNC240 - a script, nothing else runs meanwhile
+    rng = random.Random(7)
+    weights = [1 / (rank + 1) for rank in range(len(vocabulary))]
+    store = SQLiteStore(path)
+    spent = 0.0
+    try:
+        for page in range(sections // 10):
+            parts = []
+            for number in range(10):
+                words = rng.choices(vocabulary, weights, k=120)
+                parts.append(f"## {' '.join(words[:4])} {{#s{number}}}\n\n{' '.join(words)}")
+            title = " ".join(rng.choices(vocabulary, weights, k=3))
+            url = f"https://synthetic.test/{page}"
+            document = Document(url=url, title=title, markdown="\n\n".join(parts))
+            started = time.perf_counter()
+            await store.upsert(document, _meta())
+            spent += time.perf_counter() - started
+    finally:
+        await store.close()
+    return sections / spent
+
+
+async def latency(path: Path, questions: list[Question], runs: int = 3) -> tuple[float, float]:
+    """p50 and p95 over the questions of ``store.search`` (ms, warm, in process).
+
+    Each question runs ``runs`` times and counts with its median time, so one stall of
+    a busy machine does not decide a percentile.
+    """
+    store = SQLiteStore(path, create=False)
+    timings = []
+    try:
+        for question in questions[:5]:
+            await store.search(question.text)  # warm the page cache
+        for question in questions:
+            times = []
+            for _ in range(runs):
+                started = time.perf_counter()
+                await store.search(question.text)
+                times.append((time.perf_counter() - started) * 1000)
+            timings.append(statistics.median(times))
+    finally:
+        await store.close()
+    cuts = statistics.quantiles(timings, n=20)
+    return statistics.median(timings), cuts[18]
+
+
+def cli_wall_time(db: Path, query: str, runs: int = 5) -> float:
+    """Median seconds of ``sitelore search`` as a new process (start-up included)."""
+    command = [sys.executable, "-m", "sitelore", "search", query, "--db", str(db), "--limit", "5"]
+    times = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        subprocess.run(command, check=True, capture_output=True)
+        times.append(time.perf_counter() - started)
+    return statistics.median(times)
+
+
+async def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--rebuild", action="store_true", help="convert and store the corpus again")
+    parser.add_argument("--misses", action="store_true", help="list questions not answered at 5")
+    parser.add_argument("--no-latency", action="store_true", help="skip the latency figures")
+    args = parser.parse_args()
+    OUT.mkdir(exist_ok=True)
+    db = OUT / "docs.db"
+    if args.rebuild or not db.exists():
+        await build_corpus(db)
+    questions = load_questions()
+    sites = collections.Counter(q.site for q in questions)
+    print(f"questions: {len(questions)} ({', '.join(f'{n} {s}' for s, n in sites.items())})")
+    result = await score(db, questions, misses=args.misses)
+    await score_titles(db)
+    ok = result["hit@5"] >= GOALS["hit@5"]
+    print("semantic / hybrid: not measured (no embedding model in this build)")
+    if not args.no_latency:
+        vocabulary = _vocabulary(db)
+        for size in (10_000, 100_000):
+            path = OUT / f"synthetic-{size // 1000}k.db"
+            if args.rebuild or not path.exists():
+                speed = await build_synthetic(path, vocabulary, size)
+                print(f"synthetic {size // 1000}k sections: indexing {speed:.0f} sections/s")
+            p50, p95 = await latency(path, questions)
+            print(
+                f"search latency at {size // 1000}k sections: p50 {p50:.1f} ms, p95 {p95:.1f} ms"
+                f" (load average {os.getloadavg()[0]:.1f})"
+            )
+            if size == 100_000:
+                ok = ok and p95 < GOALS["p95_ms_100k"]
+        p50, p95 = await latency(db, questions)
+        print(f"search latency on the corpus: p50 {p50:.1f} ms, p95 {p95:.1f} ms")
+        wall = cli_wall_time(db, "how do I read a file line by line")
+        print(f"`sitelore search` wall time (process start included): {wall * 1000:.0f} ms")
+    print(f"goals {GOALS}: {'met' if ok else 'NOT met'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(asyncio.run(main()))

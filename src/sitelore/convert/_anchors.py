@@ -1,0 +1,77 @@
+"""Keep each heading's fragment id in the Markdown, as ``## Heading {#id}``.
+
+Search points into a page at a section (``URL#id``), so a heading's id must survive
+conversion. The id is the heading's own ``id``, else that of an ``<a id|name>`` inside
+it, else that of the nearest enclosing element whose first heading it is (Sphinx
+``<section id>``, DocBook ``<div class="sect2" id>``, rustdoc ``<div id="method.x">``).
+Before conversion a numbered marker is appended to the heading's text; after it, the
+markers become `` {#id}`` (an id never passes through the Markdown escaper).
+"""
+
+from __future__ import annotations
+
+import re
+
+from selectolax.lexbor import LexborNode
+
+__all__ = ["mark_heading_ids", "unmark_heading_ids"]
+
+_HEADINGS = "h1, h2, h3, h4, h5, h6"
+# Private-use characters no other converter step uses (_markdown and _codetables take
+# U+E000 to U+E011).
+_MARKER = re.compile("[ \t]*\ue020([0-9]+)\ue021")
+_ID_OK = re.compile(r"^[^\s{}#\\]{1,256}$")
+#: Enclosing elements looked at, upwards from the heading.
+_MAX_LEVELS = 4
+
+
+def _usable(value: str | None) -> str | None:
+    return value if value and _ID_OK.match(value) else None
+
+
+def _heading_id(heading: LexborNode) -> str | None:
+    own = _usable(heading.attributes.get("id"))
+    if own:
+        return own
+    for anchor in heading.css("a[id], a[name]"):
+        found = _usable(anchor.attributes.get("id")) or _usable(anchor.attributes.get("name"))
+        if found:
+            return found
+    node = heading.parent
+    for _ in range(_MAX_LEVELS):
+        if node is None:
+            return None
+        first = node.css_first(_HEADINGS)
+        if first is None or first.mem_id != heading.mem_id:
+            return None
+        found = _usable(node.attributes.get("id"))
+        if found:
+            return found
+        node = node.parent
+    return None
+
+
+def mark_heading_ids(content: LexborNode) -> list[str]:
+    """Append a marker to each heading of ``content`` that has an id; the ids, in order."""
+    ids: list[str] = []
+    for heading in content.css(_HEADINGS):
+        found = _heading_id(heading)
+        if found is not None and heading.text(deep=True).strip():
+            heading.insert_child(f"\ue020{len(ids)}\ue021")
+            ids.append(found)
+    return ids
+
+
+def unmark_heading_ids(markdown: str, ids: list[str]) -> str:
+    """Turn the markers in ``markdown`` into `` {#id}`` on heading lines, drop any other."""
+
+    def keep(match: re.Match[str]) -> str:
+        return f" {{#{ids[int(match.group(1))]}}}"
+
+    out: list[str] = []
+    for line in markdown.split("\n"):
+        if "\ue020" in line:
+            # "**#### x**" is a heading too (html-to-markdown's form inside <summary>).
+            line = _MARKER.sub(keep if line.lstrip("*").startswith("#") else "", line)
+        out.append(line)
+    return "\n".join(out)
