@@ -29,6 +29,7 @@ __all__ = [
     "DEFAULT_STORE",
     "PROJECT_URL",
     "SOURCE_NAME_PATTERN",
+    "ConvertSettings",
     "Settings",
     "SourceSpec",
     "check_user_agent",
@@ -159,6 +160,30 @@ class SourceSpec(BaseModel):
 _SourceName = Annotated[str, Field(pattern=SOURCE_NAME_PATTERN)]
 
 
+class ConvertSettings(BaseModel):
+    """``[convert]``: pages convert in worker processes, each page under a time cap."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
+
+    workers: Annotated[
+        int | None,
+        Field(ge=1, le=256, description="Conversion worker processes (default: the cores)."),
+    ] = None
+    page_timeout_seconds: Annotated[
+        float,
+        Field(
+            gt=0,
+            le=600,
+            description="Seconds one page may take to convert; over it the page fails "
+            "(conversion-failed) and its worker is replaced.",
+        ),
+    ] = 10.0
+    memory_mib: Annotated[
+        int,
+        Field(ge=0, description="Address-space bound of each worker, MiB (0: none)."),
+    ] = 2048
+
+
 class Settings(BaseModel):
     """Operator settings: what every request is held to, and the named sources."""
 
@@ -188,6 +213,7 @@ class Settings(BaseModel):
         ),
     ] = "inline"
     limits: Limits = Field(default_factory=Limits)
+    convert: ConvertSettings = Field(default_factory=ConvertSettings)
     sources: dict[_SourceName, SourceSpec] = Field(default_factory=dict)
 
 
