@@ -20,6 +20,7 @@ from sitelore.errors import (
     ErrorKind,
     UnsupportedContentTypeError,
 )
+from sitelore.sections import split_sections
 
 HOSTILE = "tests.pool_targets:Hostile"
 PAGE = b"<html><head><title>T</title></head><body><main><h1>T</h1><p>text</p>"
@@ -62,6 +63,9 @@ async def test_the_real_converter_runs_by_default() -> None:
     async with asyncio.timeout(GUARD), ProcessConverter(workers=1) as pool:
         document = await pool.convert(PAGE, "text/html; charset=punycode", BASE + "p", None)
     assert document.markdown.startswith("# T")
+    # Sections are cut in the worker too, so the store does not cut them on the event loop.
+    assert document.sections == tuple(split_sections(document.markdown))
+    assert document.sections
 
 
 @pytest.mark.slow

@@ -19,6 +19,8 @@ from typing import IO, Any
 
 from sitelore.convert_pool._frames import DEFAULT_FACTORY, Reply, frame, read_frame
 from sitelore.errors import ConversionError, ConversionFailedError, UnsupportedContentTypeError
+from sitelore.models import Document
+from sitelore.sections import with_sections
 
 __all__ = ["answer", "describe", "main", "serve"]
 
@@ -37,7 +39,10 @@ def answer(convert: Convert, request: tuple[bytes, str, str, str | None]) -> Rep
     """Convert one request; every exception becomes a reply."""
     body, content_type, url, charset = request
     try:
-        return ("ok", convert(body, content_type, url, charset), False)
+        converted = convert(body, content_type, url, charset)
+        if isinstance(converted, Document):  # the store's sections, cut here off the loop
+            converted = with_sections(converted)
+        return ("ok", converted, False)
     except UnsupportedContentTypeError as exc:
         return ("unsupported", exc.message, False)
     except ConversionFailedError as exc:
