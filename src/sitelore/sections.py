@@ -23,6 +23,7 @@ from sitelore.fences import closes_fence, opening_fence
 from sitelore.models import Document, Section
 
 __all__ = [
+    "SECTIONS_VERSION",
     "SECTION_TOKENS",
     "Section",
     "anchor_url",
@@ -38,6 +39,9 @@ __all__ = [
 #: The most tokens (about four characters each) of one section, unless one block alone
 #: is longer (a code block or table is never cut).
 SECTION_TOKENS = 400
+#: Bump when the splitter changes what it cuts or indexes: stores cut older documents
+#: again when they open (2: block quote markers left out of the text).
+SECTIONS_VERSION = 2
 
 _HEADING = re.compile(r"^(#{1,6})[ \t]+(.*?)[ \t]*$")
 # html-to-markdown writes a heading inside <summary> (rustdoc's methods) as "**#### x**".
@@ -53,6 +57,7 @@ _BARE_URL = re.compile(r"\b(?:https?|ftp)://\S+")
 _EMPHASIS = re.compile(r"(?<!\\)(?:\*\*|__|(?<![\w*])\*(?=\S)|(?<=[^\s\\])\*(?![\w*]))")
 _ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
 _SPACES = re.compile(r"[ \t\u00a0]+")
+_QUOTE = re.compile(r"^(?:[ \t]{0,3}>)+[ \t]?")
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -230,8 +235,8 @@ def _inline(text: str) -> str:
 def plain_text(markdown: str) -> str:
     """The words of a block (or more) of Markdown, as indexed and shown in snippets.
 
-    Fence lines, table rules and pipes, link targets, bare URLs, backticks and emphasis
-    marks go; code keeps its text; runs of spaces become one.
+    Fence lines, table rules and pipes, block quote markers, link targets, bare URLs,
+    backticks and emphasis marks go; code keeps its text; runs of spaces become one.
 
     >>> plain_text("See [json](https://x/json.html) and `os.path` | a |  b |")
     'See json and os.path a b'
@@ -239,13 +244,15 @@ def plain_text(markdown: str) -> str:
     out: list[str] = []
     fence = ""
     for line in markdown.splitlines():
-        if fence:
+        if fence:  # code keeps every character (">>>" prompts included)
             body = line.lstrip(" >").strip()
             if len(body) >= len(fence) and set(body) == {fence[0]}:
                 fence = ""
             else:
                 out.append(line.rstrip())
             continue
+        if line.lstrip().startswith(">"):
+            line = _QUOTE.sub("", line)  # a block quote's text, not its ">" markers
         opening = _FENCE.match(line)
         if opening is not None:
             fence = opening.group(1)

@@ -112,6 +112,9 @@ def test_heading_lines(line: str, expected: tuple[int, str, str | None] | None) 
         ("```rust\nlet x = 1;\n```", "let x = 1;"),
         ("a \\* b \\_c", "a * b _c"),
         ("2 * 3 * 4", "2 * 3 * 4"),
+        ("> **Note**\n>\n> > A task is *queued*", "Note\n\nA task is queued"),
+        ("```pycon\n>>> print(1)\n```", ">>> print(1)"),
+        ("a > b", "a > b"),
     ],
 )
 def test_plain_text_keeps_words_not_markup(markdown: str, expected: str) -> None:

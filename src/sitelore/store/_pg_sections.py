@@ -23,7 +23,7 @@ from typing import Any
 import psycopg
 
 from sitelore.models import Section
-from sitelore.sections import split_sections
+from sitelore.sections import SECTIONS_VERSION, split_sections
 from sitelore.store._pg_text import MAX_TITLE_CHARS, index_text
 from sitelore.store._query import COMMON_SHARE, MIN_COMMON, search_terms, tsquery_terms
 from sitelore.store._ranking import (
@@ -45,8 +45,6 @@ __all__ = [
 
 _Conn = psycopg.AsyncConnection[dict[str, Any]]
 
-#: Bump when the splitter changes how it cuts: older documents are cut again on open.
-SECTIONS_VERSION = 1
 _BATCH = 200
 
 SECTIONS_STEPS: tuple[str, ...] = (

@@ -23,7 +23,7 @@ import sqlite3
 from collections.abc import Callable, Iterator, Sequence
 
 from sitelore.models import Section
-from sitelore.sections import split_sections
+from sitelore.sections import SECTIONS_VERSION, split_sections
 from sitelore.store._query import COMMON_SHARE, MIN_COMMON, fts5_query, search_terms
 from sitelore.store._ranking import (
     HEADING_JOIN,
@@ -44,8 +44,6 @@ __all__ = [
     "stale_batches",
 ]
 
-#: Bump when the splitter changes how it cuts: older documents are cut again.
-SECTIONS_VERSION = 1
 _BATCH = 200
 
 
