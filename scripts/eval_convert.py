@@ -46,6 +46,7 @@ from selectolax.lexbor import LexborHTMLParser
 
 import sitelore.convert._article
 from sitelore.convert import html_to_document
+from sitelore.sections import strip_heading_ids
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_DATA = REPO.parent / "shared" / "eval" / "docs_debian.jsonl.gz"
@@ -243,7 +244,8 @@ def score(record: dict[str, Any]) -> Page:
     document = html_to_document(record["html"], record["url"])
     seconds = time.perf_counter() - start
     fallback = FALLBACK.calls > before
-    markdown = document.markdown
+    # A heading's " {#id}" is its anchor for search, markup like a link target: not text.
+    markdown = strip_heading_ids(document.markdown)
     want, gt_pre = without_tooltips(record)
     f1, precision, recall = bag_f1(tokens(plain_text(markdown)), want)
     blocks = [(info, squash(code)) for info, code in fenced_blocks(markdown)[0]]
