@@ -71,7 +71,7 @@ async def test_kill_9_mid_crawl_keeps_a_consistent_store(tmp_path: Path) -> None
 
     with sqlite3.connect(db) as conn:
         assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
-        conn.execute("INSERT INTO documents_fts(documents_fts) VALUES ('integrity-check')")
+        conn.execute("INSERT INTO sections_fts(sections_fts) VALUES ('integrity-check')")
         rows = conn.execute("SELECT url, title, markdown, content_hash FROM documents").fetchall()
     assert 5 <= len(rows) < 150
     for url, title, markdown, content_hash in rows:

@@ -78,7 +78,7 @@ def snapshot_rows(db: Path) -> tuple[dict[str, tuple[str, str]], list[bytes]]:
             r[0]: (r[1], r[2])
             for r in conn.execute("SELECT url, updated_at, content_hash FROM documents")
         }
-        blocks = [bytes(r[0]) for r in conn.execute("SELECT block FROM documents_fts_data")]
+        blocks = [bytes(r[0]) for r in conn.execute("SELECT block FROM sections_fts_data")]
     return rows, blocks
 
 

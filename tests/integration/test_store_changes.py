@@ -44,7 +44,7 @@ def fts_blocks(path: Path) -> list[tuple[int, bytes]]:
     with contextlib.closing(sqlite3.connect(path)) as conn:
         return [
             (int(r[0]), bytes(r[1]))
-            for r in conn.execute("SELECT id, block FROM documents_fts_data")
+            for r in conn.execute("SELECT id, block FROM sections_fts_data")
         ]
 
 

@@ -65,7 +65,7 @@ def _fts_blocks(path: Path) -> list[tuple[int, bytes]]:
     with contextlib.closing(_raw(path)) as conn:
         return [
             (int(row[0]), bytes(row[1]))
-            for row in conn.execute("SELECT id, block FROM documents_fts_data ORDER BY id")
+            for row in conn.execute("SELECT id, block FROM sections_fts_data ORDER BY id")
         ]
 
 
@@ -453,7 +453,9 @@ async def test_a_new_file_is_migrated_to_the_current_version_in_wal_mode(db_path
         assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
         names = {row[0] for row in conn.execute("SELECT name FROM sqlite_master")}
-    assert {"documents", "documents_fts", "documents_ai", "documents_ad", "documents_au"} <= names
+    assert {"documents", "sections", "sections_fts"} <= names
+    # Search reads sections only; the page-level index (step 1) is dropped by step 6.
+    assert not names & {"documents_fts", "documents_ai", "documents_ad", "documents_au"}
 
 
 @pytest.fixture

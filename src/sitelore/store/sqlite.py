@@ -1,8 +1,8 @@
-"""Persist documents in one SQLite file with an FTS5 index, and answer plain-text searches.
+"""Persist documents in one SQLite file with an FTS5 index of their sections, and search it.
 
-One row per URL in ``documents``; ``documents_fts`` is an FTS5 *external content*
-index over its title and Markdown, kept in step by triggers (the sqlite-utils pattern),
-so the text is stored once.
+One row per URL in ``documents``; its sections (``_sqlite_sections``) carry the FTS5
+*external content* index that search reads. (Schema step 1 also made a page-level
+``documents_fts``; step 6 drops it, as nothing reads it since sections.)
 
 Choices worth knowing:
 
@@ -18,9 +18,8 @@ Choices worth knowing:
 * **Commit per upsert.** In WAL mode with ``synchronous=NORMAL`` a commit appends to
   the WAL without an fsync, so committing each document costs little and a crash
   loses at most the last few pages, never leaves one half-written.
-* **Unchanged pages do not touch the index.** The update trigger fires only on
-  ``UPDATE OF title, markdown``, and an upsert whose content hash is unchanged
-  updates only the fetch metadata.
+* **Unchanged pages do not touch the index.** An upsert whose content hash is
+  unchanged updates only the fetch metadata; its sections stay as they are.
 * **Tokenizer** ``porter unicode61 remove_diacritics 2``: stems English ("running"
   finds "run"), folds case and accents ("cafe" finds "café"); mode 2 also folds
   letters carrying two diacritics ("viet" finds "Việt"), which mode 1 misses.
@@ -141,6 +140,14 @@ _MIGRATIONS: tuple[tuple[sections.Step, ...], ...] = (
     jobs.JOBS_MIGRATION,
     # 5: sections, the unit of retrieval, with their own FTS5 index; idempotent.
     sections.SECTIONS_MIGRATION,
+    # 6: search reads sections only: the page-level index and its triggers go (each
+    # upsert paid for tokenising the whole page a second time).
+    (
+        "DROP TRIGGER IF EXISTS documents_ai",
+        "DROP TRIGGER IF EXISTS documents_ad",
+        "DROP TRIGGER IF EXISTS documents_au",
+        "DROP TABLE IF EXISTS documents_fts",
+    ),
 )
 
 #: The schema version this code writes and understands.
