@@ -62,6 +62,7 @@ from sitelore.errors import (
 )
 from sitelore.linkstyle import restyle_links
 from sitelore.models import CrawlOptions, CrawlSummary
+from sitelore.semantic import embedding_alongside
 
 if TYPE_CHECKING:
     from sitelore.spider import CrawlRun
@@ -92,7 +93,10 @@ async def _crawl(
 ) -> CrawlSummary:
     async with Runtime(settings) as runtime:
         snapshots = runtime.snapshots(capture=capture, replay=replay)
-        async with runtime.open_crawl(seed, options, snapshots=snapshots, seed_id=seed_id) as run:
+        async with (
+            embedding_alongside(runtime.store, settings.semantic_model),
+            runtime.open_crawl(seed, options, snapshots=snapshots, seed_id=seed_id) as run,
+        ):
             return await _drive(run, show_progress=show_progress)
 
 

@@ -12,15 +12,16 @@ from __future__ import annotations
 
 import asyncio
 import builtins
+import contextlib
 import dataclasses
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any, Literal
 
 from sitelore.embedding import Embedder, SemanticUnavailableError, load_embedder, semantic_installed
 from sitelore.models import SearchHit
 from sitelore.ports import SectionVectors, Store
 
-__all__ = ["BATCH", "Ranked", "SemanticSearch", "embed_pending"]
+__all__ = ["BATCH", "Ranked", "SemanticSearch", "embed_pending", "embedding_alongside"]
 
 #: Sections embedded per call to the model (one write per batch).
 BATCH = 64
@@ -57,6 +58,51 @@ async def embed_pending(
         done += len(items)
         if progress is not None:
             progress(done)
+
+
+@contextlib.asynccontextmanager
+async def embedding_alongside(
+    store: Store,
+    model: str,
+    *,
+    load: Callable[[str], Embedder] = load_embedder,
+    installed: Callable[[], bool] = semantic_installed,
+    pause: float = 1.0,
+) -> AsyncIterator[bool]:
+    """While the body runs (a crawl), embed the sections it stores; catch up when it ends.
+
+    Only for a store that already holds vectors of ``model`` (``reindex --semantic``
+    opted it in) with the extra installed; yields whether it embeds. A body that fails
+    or is cancelled stops the embedding at once (what is missing waits for the next
+    crawl or reindex).
+    """
+    if not (installed() and isinstance(store, SectionVectors)):
+        yield False
+        return
+    if not (await store.vector_counts(model))[0]:
+        yield False
+        return
+    embedder = await asyncio.to_thread(load, model)
+    stop = asyncio.Event()
+
+    async def keep_up() -> None:
+        while True:
+            await embed_pending(store, embedder)
+            if stop.is_set():
+                return
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), pause)
+
+    task = asyncio.create_task(keep_up())
+    try:
+        yield True
+    except BaseException:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+        raise
+    stop.set()
+    await task
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

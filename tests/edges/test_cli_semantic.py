@@ -18,7 +18,7 @@ import pytest
 
 from sitelore.cli import main
 from sitelore.models import Document, FetchMeta, SearchHit
-from sitelore.semantic import SemanticSearch, embed_pending
+from sitelore.semantic import SemanticSearch, embed_pending, embedding_alongside
 from sitelore.store import SQLiteStore
 
 PAGES = {
@@ -180,3 +180,47 @@ def test_reindex_semantic_embeds_every_section_and_search_turns_hybrid(
     assert "rankingNote" not in answer
     assert answer["hits"][0]["url"] == "https://s.test/threads"
     assert err == ""
+
+
+async def test_a_crawl_into_a_store_with_vectors_embeds_what_it_stores(tmp_path: Path) -> None:
+    pytest.importorskip("numpy", reason=_EXTRA)
+    store = await _fill(SQLiteStore(tmp_path / "s.db"))
+    fake = _Fake()
+    loads: list[str] = []
+
+    def load(model: str) -> _Fake:
+        loads.append(model)
+        return fake
+
+    new = Document(url="https://s.test/new", title="Writing files", markdown="Open a file.")
+    try:
+        async with embedding_alongside(store, "fake", load=load, installed=lambda: True) as on:
+            assert on is False  # no vectors yet: the store has not opted in
+        assert loads == []
+        await embed_pending(store, fake)
+        async with embedding_alongside(
+            store, "fake", load=load, installed=lambda: True, pause=0.01
+        ) as on:
+            assert on is True
+            await store.upsert(new, _meta())  # the crawl stores a page
+        counts = await store.vector_counts("fake")
+    finally:
+        await store.close()
+
+    assert loads == ["fake"]
+    assert counts == (4, 4)
+
+
+async def test_a_failed_crawl_keeps_its_error_while_the_embedding_stops(tmp_path: Path) -> None:
+    pytest.importorskip("numpy", reason=_EXTRA)
+    store = await _fill(SQLiteStore(tmp_path / "s.db"))
+    fake = _Fake()
+    await embed_pending(store, fake)
+    try:
+        with pytest.raises(RuntimeError, match="crawl broke"):
+            async with embedding_alongside(
+                store, "fake", load=lambda _: fake, installed=lambda: True
+            ):
+                raise RuntimeError("crawl broke")
+    finally:
+        await store.close()
