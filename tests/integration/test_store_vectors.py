@@ -9,6 +9,7 @@ it these tests skip, saying so.
 from __future__ import annotations
 
 import math
+import sqlite3
 from collections.abc import AsyncIterator, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -20,6 +21,7 @@ from tests.scale_support import temp_database
 from sitelore.models import Document, FetchMeta
 from sitelore.ports import SectionVectors
 from sitelore.store import PostgresStore, SQLiteStore
+from sitelore.store._sqlite_vectors import load_vec, put, search_vectors
 
 pytest.importorskip(
     "numpy", reason="the semantic extra is not installed (pip install 'sitelore[semantic]')"
@@ -157,3 +159,31 @@ async def test_hybrid_search_keeps_the_limit(store: Both, limit: int) -> None:
     hits = await store.hybrid_search("sailing rigging", embed("boat"), MODEL, limit=limit)
 
     assert [hit.url for hit in hits] == [BOATS][:limit]
+
+
+def test_sqlite_vec_ranks_as_numpy_does(tmp_path: Path) -> None:
+    conn = sqlite3.connect(tmp_path / "v.db")
+    if not load_vec(conn):
+        pytest.skip("sqlite-vec cannot load here (not installed, or no extension loading)")
+    conn.row_factory = sqlite3.Row
+    conn.executescript(
+        "CREATE TABLE documents (pk INTEGER PRIMARY KEY, id, url, title, content_hash,"
+        " canonical_url, removed_at);"
+        "CREATE TABLE sections (pk INTEGER PRIMARY KEY, document_pk, ordinal, title, heading,"
+        " anchor, start_byte, end_byte, body, link_ratio);"
+    )
+    rows = [[0.6, 0.8, 0.0], [0.0, 1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 1.0], [0.6, 0.8, 0.0]]
+    for pk, _ in enumerate(rows, 1):
+        conn.execute(
+            "INSERT INTO documents VALUES (?, ?, ?, 't', ?, NULL, NULL)",
+            (pk, f"d{pk}", f"https://v.test/{pk}", f"h{pk}"),
+        )
+        conn.execute("INSERT INTO sections VALUES (?, ?, 0, 't', '', NULL, 0, 1, 'b', 0)", (pk, pk))
+    put(conn, MODEL, list(enumerate(rows, 1)))
+    query = [0.8, 0.6, 0.0]
+
+    by_vec = search_vectors(conn, MODEL, query, 4, use_vec=True)
+    by_numpy = search_vectors(conn, MODEL, query, 4, use_vec=False)
+
+    assert [c.id for c in by_vec] == [c.id for c in by_numpy] == ["d1", "d5", "d3", "d2"]
+    assert [round(c.score, 5) for c in by_vec] == [round(c.score, 5) for c in by_numpy]
