@@ -42,8 +42,8 @@ _COUNT = "SELECT count(*) FROM section_vectors WHERE model = ?"
 _TOTAL = "SELECT count(*) FROM sections"
 _SCAN = "SELECT section_pk, vector FROM section_vectors WHERE model = ?"
 _VEC_TOP = """
-SELECT section_pk, vec_distance_cosine(vector, ?) AS distance FROM section_vectors
-WHERE model = ? ORDER BY distance, section_pk LIMIT ?
+SELECT section_pk, vec_distance_cosine(vector, ?1) AS distance FROM section_vectors
+WHERE model = ?2 AND length(vector) = length(?1) ORDER BY distance, section_pk LIMIT ?3
 """
 _ROWS = """
 SELECT s.pk, s.ordinal, s.heading, s.anchor, s.start_byte, s.end_byte, s.link_ratio,
