@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.edges.test_cli_contract import run_cli
 
-from sitelore.cli import main
 from sitelore.models import Document, FetchMeta, SearchHit
 from sitelore.semantic import SemanticSearch, embed_pending, embedding_alongside
 from sitelore.store import SQLiteStore
@@ -56,14 +56,6 @@ def _store(path: Path) -> str:
 
     asyncio.run(go())
     return str(path)
-
-
-def run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as info:
-        main(args)
-    out, err = capsys.readouterr()
-    code = info.value.code
-    return (code if isinstance(code, int) else -1), out, err
 
 
 def test_search_without_vectors_is_lexical_and_says_so_once(
