@@ -16,16 +16,26 @@ from pathlib import Path
 from benchlib import CrawlClock, emit_result
 
 from sitelore.bootstrap import Runtime
-from sitelore.config import Settings
+from sitelore.config import ConvertSettings, Settings
 from sitelore.models import CrawlOptions, CrawlSummary, Limits
 
 __all__ = ["crawl", "main"]
 
 
 async def crawl(
-    seed: str, *, pages: int, depth: int, concurrency: int, store: str, deadline: float
+    seed: str,
+    *,
+    pages: int,
+    depth: int,
+    concurrency: int,
+    store: str,
+    deadline: float,
+    workers: int | None = None,
 ) -> tuple[CrawlSummary, list[str], dict[str, int]]:
     """One crawl of ``seed`` with delay 0, robots obeyed, up to ``pages`` requests.
+
+    ``workers`` conversion processes (default: the machine's cores); they are reaped
+    before this returns, so their CPU shows in ``RUSAGE_CHILDREN``.
 
     Returns the summary (counts only, as a long crawl would keep), the final URLs of
     the pages stored with status 200, and the count of outcomes by status/error kind,
@@ -37,7 +47,12 @@ async def crawl(
         max_concurrency=max(concurrency, 1),
         deadline_seconds=deadline,
     )
-    settings = Settings(store=store, allow_private=("127.0.0.1",), limits=limits)
+    settings = Settings(
+        store=store,
+        allow_private=("127.0.0.1",),
+        limits=limits,
+        convert=ConvertSettings(workers=workers),
+    )
     options = CrawlOptions(
         max_pages=pages,
         max_depth=depth,
@@ -78,6 +93,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--depth", type=int, default=6)
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--deadline", type=float, default=3600.0)
+    parser.add_argument("--workers", type=int, default=None, help="conversion processes")
     parser.add_argument("--db-dir", default=None, help="where the SQLite file goes")
     parser.add_argument("--urls-out", default=None)
     parser.add_argument("--profile", default=None, help="write a pyinstrument report here")
@@ -108,6 +124,7 @@ def main(argv: list[str] | None = None) -> int:
                 concurrency=args.concurrency,
                 store=store,
                 deadline=args.deadline,
+                workers=args.workers,
             )
         )
         emit_result(
@@ -117,6 +134,9 @@ def main(argv: list[str] | None = None) -> int:
             clock=clock,
             urls_out=args.urls_out,
             extra={
+                "workers": args.workers,
+                "loop_cpu_s": clock.split()[0],
+                "workers_cpu_s": clock.split()[1],
                 "indexed": summary.pages_indexed,
                 "statuses": statuses,
                 "skipped": summary.skipped,

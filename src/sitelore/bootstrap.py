@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Protocol, Self, TextIO, runtime_checkable
 
 from sitelore.clock import SystemClock
 from sitelore.config import Settings
+from sitelore.convert_pool import ProcessConverter
 from sitelore.errors import ArchiveError, ConfigError, UsageError
 from sitelore.guard import AddressPolicy, check_url, parse_resolve_entry, resolve_problem
 from sitelore.linkstyle import LinkStyle
@@ -34,6 +35,7 @@ from sitelore.models import (
 from sitelore.ports import (
     CaptureLinks,
     Clock,
+    Converter,
     ExchangeObserver,
     Fetcher,
     HopCheck,
@@ -61,8 +63,9 @@ class Runtime:
         async with Runtime(settings) as runtime:
             summary = await runtime.crawl("https://docs.example.com/", CrawlOptions())
 
-    Each crawl gets its own fetcher session and robots policy; the store lives as
-    long as the runtime. A store passed in is not closed by the runtime.
+    Each crawl gets its own fetcher session and robots policy; the store and the
+    conversion workers (started on first use, ``settings.convert``) live as long as
+    the runtime. A store or converter passed in is not closed by the runtime.
     ``create_store=False`` (commands that only read) never creates a store: a
     location without one raises ``NoStoreError`` on first use.
     """
@@ -75,6 +78,7 @@ class Runtime:
         resolver: Resolver | None = None,
         clock: Clock | None = None,
         create_store: bool = True,
+        converter: Converter | None = None,
     ) -> None:
         self.settings = settings
         self._create_store = create_store
@@ -84,6 +88,8 @@ class Runtime:
         self._resolver = resolver
         self._store = store
         self._owns_store = store is None
+        self._converter = converter
+        self._pool: ProcessConverter | None = None
 
     async def __aenter__(self) -> Self:
         return self
@@ -97,7 +103,10 @@ class Runtime:
         await self.aclose()
 
     async def aclose(self) -> None:
-        """Close the store if this runtime opened it."""
+        """Stop the conversion workers; close the store if this runtime opened it."""
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            await pool.aclose()
         if self._store is not None and self._owns_store:
             await self._store.close()
             self._store = None
@@ -108,6 +117,20 @@ class Runtime:
         if self._store is None:
             self._store = open_store(self.settings.store, create=self._create_store)
         return self._store
+
+    @property
+    def converter(self) -> Converter:
+        """The converter crawls use: the worker pool, unless one was passed in."""
+        if self._converter is not None:
+            return self._converter
+        if self._pool is None:
+            conf = self.settings.convert
+            self._pool = ProcessConverter(
+                workers=conf.workers,
+                page_timeout=conf.page_timeout_seconds,
+                memory_mib=conf.memory_mib,
+            )
+        return self._pool
 
     async def _checked_store(self) -> Store:
         """The store, checked before a crawl fetches anything.
@@ -180,6 +203,9 @@ class Runtime:
 
         self.check_url(seed)
         store = await self._checked_store()
+        converter = self.converter
+        if isinstance(converter, ProcessConverter):
+            await converter.warm()  # worker start-up is not crawl time
         applied, _ = options.clamp(self.settings.limits)
         limits = self.settings.limits
         deadline = self.clock.monotonic() + applied.deadline_seconds
@@ -230,6 +256,7 @@ class Runtime:
                 limits=limits,
                 url_check=self.check_url,
                 renderer=renderer,
+                convert=converter,
                 sitemaps=make_sitemap_loader(fetcher, max_bytes=limits.max_page_bytes),
                 incremental=incremental,
                 robots_agent=product_token(self.settings.user_agent),

@@ -21,6 +21,7 @@ from datetime import UTC, datetime
 
 from sitelore.clock import SystemClock
 from sitelore.config import Settings
+from sitelore.convert_pool import ProcessConverter
 from sitelore.errors import ConfigError, NotFoundError, UsageError
 from sitelore.fetcher import HttpFetcher
 from sitelore.frontier_redis import CrawlStatus, RedisFrontier
@@ -143,7 +144,11 @@ async def run_worker(
             max_retries=0,  # the frontier retries, spaced by the origin's delay
         )
 
-    async with open_frontier(frontier_url) as frontier:
+    conf = settings.convert
+    pool = ProcessConverter(
+        workers=conf.workers, page_timeout=conf.page_timeout_seconds, memory_mib=conf.memory_mib
+    )
+    async with open_frontier(frontier_url) as frontier, pool:
         store = open_store(settings.store)
         try:
             if isinstance(store, PostgresStore):
@@ -159,6 +164,7 @@ async def run_worker(
                     slots=slots,
                 ),
                 clock=clock,
+                converter=pool,
             )
             with _stop_on_signals(worker, enabled=handle_signals):
                 await worker.run(crawl_id=crawl_id, exit_when_idle=exit_when_idle)

@@ -28,6 +28,7 @@ from sitelore.cli_common import (
     NoRobotsOpt,
     ResolveOpt,
     UserAgentOpt,
+    WorkersOpt,
     app,
     crawl_options,
     debugging,
@@ -40,6 +41,7 @@ from sitelore.cli_common import (
     print_json,
     run_async,
     setup_logging,
+    with_workers,
 )
 from sitelore.cli_output import (
     CrawlProgress,
@@ -162,6 +164,7 @@ def crawl(
         ),
     ] = None,
     frontier: FrontierOpt = None,
+    workers: WorkersOpt = None,
     user_agent: UserAgentOpt = None,
     db: DbOpt = None,
     allow_private: AllowPrivateOpt = None,
@@ -181,6 +184,7 @@ def crawl(
     settings = load_cli_settings(
         config=config, db=db, user_agent=user_agent, allow_private=allow_private, resolve=resolve
     )
+    settings = with_workers(settings, workers)
     options = crawl_options(
         max_pages=max_pages,
         max_depth=max_depth,
@@ -225,6 +229,7 @@ def crawl(
 def fetch(
     url: Annotated[str, typer.Argument(help="The page to fetch.")],
     no_robots: NoRobotsOpt = False,
+    workers: WorkersOpt = None,
     user_agent: UserAgentOpt = None,
     db: DbOpt = None,
     allow_private: AllowPrivateOpt = None,
@@ -241,6 +246,7 @@ def fetch(
     settings = load_cli_settings(
         config=config, db=db, user_agent=user_agent, allow_private=allow_private, resolve=resolve
     )
+    settings = with_workers(settings, workers)
     options = CrawlOptions(max_pages=1, max_depth=0, respect_robots=not no_robots, concurrency=1)
     setup_logging(debug, progress=False, quiet=True)
     summary = run_async(_crawl(settings, url, options, show_progress=False))

@@ -25,7 +25,7 @@ import typer
 from pydantic import ValidationError
 from rich.console import Console
 
-from sitelore.config import Settings, load_settings
+from sitelore.config import ConvertSettings, Settings, load_settings
 from sitelore.errors import ConfigError, SiteloreError, UsageError
 from sitelore.guard import parse_allow_entry, parse_resolve_entry, resolve_problem
 from sitelore.linkstyle import LINK_STYLES, LinkStyle
@@ -42,6 +42,7 @@ __all__ = [
     "NoRobotsOpt",
     "ResolveOpt",
     "UserAgentOpt",
+    "WorkersOpt",
     "app",
     "crawl_options",
     "debugging",
@@ -56,6 +57,7 @@ __all__ = [
     "run_async",
     "settings_path",
     "setup_logging",
+    "with_workers",
 ]
 
 T = TypeVar("T")
@@ -126,6 +128,12 @@ def links_flag(value: str | None) -> LinkStyle | None:
         if value == style:
             return style
     raise UsageError(f"--links {value}: must be one of {', '.join(LINK_STYLES)}")
+
+
+WorkersOpt = Annotated[
+    int | None,
+    typer.Option("--workers", help="Processes converting pages (default: the machine's cores)."),
+]
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -248,6 +256,19 @@ def load_cli_settings(
     return load_settings(
         text, source=source, environ=os.environ, overrides=overrides, flags=_FLAG_OF_SETTING
     )
+
+
+def with_workers(settings: Settings, workers: int | None) -> Settings:
+    """``settings`` with ``--workers`` applied; a bad value is a UsageError naming it."""
+    if workers is None:
+        return settings
+    try:
+        convert = ConvertSettings.model_validate(
+            {**settings.convert.model_dump(), "workers": workers}
+        )
+    except ValidationError as exc:
+        raise UsageError(f"--workers: {exc.errors()[0]['msg']}") from exc
+    return settings.model_copy(update={"convert": convert})
 
 
 def _check_allow_entries(entries: Sequence[str], error: Callable[[str], SiteloreError]) -> None:

@@ -39,10 +39,12 @@ from sitelore.cli_common import (
     DebugOpt,
     ResolveOpt,
     UserAgentOpt,
+    WorkersOpt,
     err_console,
     load_cli_settings,
     run_async,
     setup_logging,
+    with_workers,
 )
 from sitelore.config import Settings
 from sitelore.errors import ConfigError, UsageError
@@ -289,10 +291,12 @@ def _settings(
     resolve: list[str] | None,
     cap_max_pages: int | None,
     cap_max_depth: int | None,
+    workers: int | None,
 ) -> Settings:
     settings = load_cli_settings(
         config=config, db=db, user_agent=user_agent, allow_private=allow_private, resolve=resolve
     )
+    settings = with_workers(settings, workers)
     caps = {"max_pages": cap_max_pages, "max_depth": cap_max_depth}
     changes = {key: value for key, value in caps.items() if value is not None}
     if not changes:
@@ -321,6 +325,7 @@ def serve(
     cap_max_depth: CapDepthOpt = None,
     delay: RemoteDelayOpt = DEFAULT_DELAY,
     allow_render: AllowRenderOpt = False,
+    workers: WorkersOpt = None,
     db: DbOpt = None,
     allow_private: AllowPrivateOpt = None,
     resolve: ResolveOpt = None,
@@ -339,6 +344,7 @@ def serve(
         resolve=resolve,
         cap_max_pages=cap_max_pages,
         cap_max_depth=cap_max_depth,
+        workers=workers,
     )
     setup_logging(debug, progress=False)
     api = _need("sitelore.api", "api")
@@ -387,6 +393,7 @@ def mcp(
     cap_max_depth: CapDepthOpt = None,
     delay: RemoteDelayOpt = DEFAULT_DELAY,
     allow_render: AllowRenderOpt = False,
+    workers: WorkersOpt = None,
     db: DbOpt = None,
     allow_private: AllowPrivateOpt = None,
     resolve: ResolveOpt = None,
@@ -408,6 +415,7 @@ def mcp(
         resolve=resolve,
         cap_max_pages=cap_max_pages,
         cap_max_depth=cap_max_depth,
+        workers=workers,
     )
     # stdout carries the protocol over stdio: logs go to stderr, quietly.
     setup_logging(debug, progress=transport == "stdio")

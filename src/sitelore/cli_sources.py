@@ -31,6 +31,7 @@ from sitelore.cli_common import (
     JsonOpt,
     ResolveOpt,
     UserAgentOpt,
+    WorkersOpt,
     debugging,
     err_console,
     load_cli_settings,
@@ -39,6 +40,7 @@ from sitelore.cli_common import (
     run_async,
     settings_path,
     setup_logging,
+    with_workers,
 )
 from sitelore.cli_output import CrawlProgress
 from sitelore.cli_sources_view import print_report, print_statuses, when
@@ -211,6 +213,7 @@ def update(
         list[str] | None, typer.Argument(metavar="[NAME]...", help="Sources (default: all).")
     ] = None,
     force: Annotated[bool, typer.Option("--force", help="Crawl even if not due.")] = False,
+    workers: WorkersOpt = None,
     db: DbOpt = None,
     allow_private: AllowPrivateOpt = None,
     resolve: ResolveOpt = None,
@@ -223,6 +226,7 @@ def update(
     settings = load_cli_settings(
         config=config, db=db, user_agent=user_agent, allow_private=allow_private, resolve=resolve
     )
+    settings = with_workers(settings, workers)
     where = str(settings_path(config) or _DEFAULT_FILE)
     selected = select_sources(settings.sources, names or (), where=where)
     if not selected:

@@ -30,6 +30,7 @@ __all__ = [
     "DEFAULT_STORE",
     "PROJECT_URL",
     "SOURCE_NAME_PATTERN",
+    "ConvertSettings",
     "Settings",
     "SourceSpec",
     "check_user_agent",
@@ -164,6 +165,30 @@ _SourceName = Annotated[str, Field(pattern=SOURCE_NAME_PATTERN)]
 DEFAULT_SEMANTIC_MODEL = "minilm-int8"
 
 
+class ConvertSettings(BaseModel):
+    """``[convert]``: pages convert in worker processes, each page under a time cap."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
+
+    workers: Annotated[
+        int | None,
+        Field(ge=1, le=256, description="Conversion worker processes (default: the cores)."),
+    ] = None
+    page_timeout_seconds: Annotated[
+        float,
+        Field(
+            gt=0,
+            le=600,
+            description="Seconds one page may take to convert; over it the page fails "
+            "(conversion-failed) and its worker is replaced.",
+        ),
+    ] = 10.0
+    memory_mib: Annotated[
+        int,
+        Field(ge=0, description="Address-space bound of each worker, MiB (0: none)."),
+    ] = 2048
+
+
 class Settings(BaseModel):
     """Operator settings: what every request is held to, and the named sources."""
 
@@ -202,6 +227,7 @@ class Settings(BaseModel):
         ),
     ] = DEFAULT_SEMANTIC_MODEL
     limits: Limits = Field(default_factory=Limits)
+    convert: ConvertSettings = Field(default_factory=ConvertSettings)
     sources: dict[_SourceName, SourceSpec] = Field(default_factory=dict)
 
 

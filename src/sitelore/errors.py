@@ -26,9 +26,11 @@ URL, a bad settings file) surface to the user with an exit code.
     │   ├── RobotsDeniedError     a redirect hop or final URL refused by robots.txt
     │   └── NoSnapshotError
     ├── ConversionError           a body could not be converted: a page outcome
+    │   └── ConversionFailedError the converter raised, crashed or ran over its cap
     ├── BusyError                 too many crawls running at once (HTTP 429)
     ├── FrontierError             the shared Redis frontier failed mid-crawl
     └── StoreError                the store failed while in use (disk full, locked)
+        ├── PageStoreError        ... while storing one page of a crawl: a page outcome
         └── StoreLocationError    exit 78: the store location is unusable (not SQLite, ...)
             └── SchemaVersionError  the store is from a newer sitelore
 
@@ -52,6 +54,7 @@ __all__ = [
     "BusyError",
     "ConfigError",
     "ConversionError",
+    "ConversionFailedError",
     "ErrorKind",
     "FetchError",
     "FetchTimeoutError",
@@ -62,6 +65,7 @@ __all__ = [
     "NoSnapshotError",
     "NoStoreError",
     "NotFoundError",
+    "PageStoreError",
     "ResponseTooLargeError",
     "RobotsDeniedError",
     "RobotsRefusedError",
@@ -95,6 +99,8 @@ class ErrorKind(enum.StrEnum):
     NO_SNAPSHOT = "no-snapshot"
     INVALID_URL = "invalid-url"
     INVALID_CONFIG = "invalid-config"
+    CONVERSION_FAILED = "conversion-failed"
+    STORE_FAILED = "store-failed"
 
 
 class SiteloreError(Exception):
@@ -253,6 +259,18 @@ class ConversionError(SiteloreError):
     kind = ErrorKind.UNSUPPORTED_CONTENT_TYPE
 
 
+class ConversionFailedError(ConversionError):
+    """Converting one page failed: the converter raised, its worker died, or the page
+    ran over the conversion time cap (the message names the cap). A page outcome."""
+
+    kind = ErrorKind.CONVERSION_FAILED
+
+    def __init__(self, url: str, reason: str) -> None:
+        self.url = url
+        self.reason = reason
+        super().__init__(f"{url}: conversion failed: {reason}")
+
+
 class BusyError(SiteloreError):
     """The server already runs as many crawls as the operator allows; try again later."""
 
@@ -262,7 +280,22 @@ class FrontierError(SiteloreError):
 
 
 class StoreError(SiteloreError):
-    """The document store failed while in use (disk full, locked too long): internal (70)."""
+    """The document store failed while in use (disk full, locked too long): internal (70).
+
+    Raised while storing one page of a crawl, it becomes that page's
+    :class:`PageStoreError` (``store-failed``) and the crawl goes on.
+    """
+
+
+class PageStoreError(StoreError):
+    """Storing (or looking up) one page of a crawl failed: that page's outcome."""
+
+    kind = ErrorKind.STORE_FAILED
+
+    def __init__(self, url: str, reason: str) -> None:
+        self.url = url
+        self.reason = reason
+        super().__init__(f"{url}: storing failed: {reason}")
 
 
 class StoreLocationError(StoreError):

@@ -38,6 +38,7 @@ __all__ = [
     "PageError",
     "PageOutcome",
     "SearchHit",
+    "Section",
     "SkipReason",
     "Snapshot",
     "SnapshotMode",
@@ -198,6 +199,25 @@ class Exchange:
     started_at: datetime
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class Section:
+    """One section of a document (cut by :func:`sitelore.sections.split_sections`).
+
+    ``start``/``end`` are UTF-8 byte offsets of its Markdown (heading line included);
+    ``anchor`` is the fragment id of its heading (or of the nearest heading above it
+    that has one), None when there is none; ``text`` is the plain text of its body;
+    ``link_ratio`` the share of that text that is link text (hub pages are mostly links).
+    """
+
+    ordinal: int
+    heading_path: tuple[str, ...]
+    anchor: str | None
+    start: int
+    end: int
+    text: str
+    link_ratio: float
+
+
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class Document:
     """A converted page: the main content as Markdown plus what the crawl needs.
@@ -216,6 +236,9 @@ class Document:
     content_type: str = "text/html"
     noindex: bool = False
     nofollow: bool = False
+    #: The sections of ``markdown`` when they were cut already (the conversion workers
+    #: cut them, off the event loop); None: the store cuts them.
+    sections: tuple[Section, ...] | None = None
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)

@@ -1,7 +1,8 @@
-"""The Protocols the engine needs from the outside world: clock, resolver, fetcher, store.
+"""The Protocols the engine needs: clock, resolver, fetcher, converter, store.
 
 The spider and the robots policy depend on these shapes only; the real adapters
-(``fetcher``, ``store``) and the test fakes both implement them. Nothing here does I/O.
+(``fetcher``, ``convert_pool``, ``store``) and the test fakes both implement them.
+Nothing here does I/O.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ __all__ = [
     "CaptureLinks",
     "CaptureReader",
     "Clock",
+    "Converter",
     "ExchangeObserver",
     "Fetcher",
     "HopCheck",
@@ -98,6 +100,22 @@ class Fetcher(Protocol):
         truncate: bool = False,
     ) -> Snapshot:
         """Fetch ``url`` through the guard, following redirects by hand."""
+        ...
+
+
+class Converter(Protocol):
+    """**Protocol:** turn one fetched body into a Document (the crawl awaits it).
+
+    Implementations: ``convert.DocumentConverter`` (in this process) and
+    ``convert_pool.ProcessConverter`` (worker processes, a time cap per page). Raises
+    only a page's typed errors: ``UnsupportedContentTypeError``, ``ConversionError``
+    (``ConversionFailedError`` when the converter raised, crashed or ran over its cap).
+    """
+
+    async def convert(
+        self, body: bytes, content_type: str, url: str, charset: str | None
+    ) -> Document:
+        """The document of ``body``, fetched from ``url`` (its final URL)."""
         ...
 
 

@@ -20,6 +20,7 @@ import re
 from collections.abc import Iterator, Sequence
 
 from sitelore.fences import closes_fence, opening_fence
+from sitelore.models import Document, Section
 
 __all__ = [
     "SECTION_TOKENS",
@@ -28,8 +29,10 @@ __all__ = [
     "estimate_tokens",
     "heading_line",
     "plain_text",
+    "sections_of",
     "split_sections",
     "strip_heading_ids",
+    "with_sections",
 ]
 
 #: The most tokens (about four characters each) of one section, unless one block alone
@@ -50,25 +53,6 @@ _BARE_URL = re.compile(r"\b(?:https?|ftp)://\S+")
 _EMPHASIS = re.compile(r"(?<!\\)(?:\*\*|__|(?<![\w*])\*(?=\S)|(?<=[^\s\\])\*(?![\w*]))")
 _ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
 _SPACES = re.compile(r"[ \t\u00a0]+")
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class Section:
-    """One section of a document.
-
-    ``start``/``end`` are UTF-8 byte offsets of its Markdown (heading line included);
-    ``anchor`` is the fragment id of its heading (or of the nearest heading above it
-    that has one), None when there is none; ``text`` is :func:`plain_text` of its body;
-    ``link_ratio`` the share of that text that is link text (hub pages are mostly links).
-    """
-
-    ordinal: int
-    heading_path: tuple[str, ...]
-    anchor: str | None
-    start: int
-    end: int
-    text: str
-    link_ratio: float
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -211,6 +195,18 @@ def split_sections(markdown: str, *, max_tokens: int = SECTION_TOKENS) -> list[S
         heading_start = block.start
     flush()
     return sections
+
+
+def with_sections(document: Document) -> Document:
+    """``document`` with its sections cut (done where conversion runs, off the event loop)."""
+    return dataclasses.replace(document, sections=tuple(split_sections(document.markdown)))
+
+
+def sections_of(document: Document) -> Sequence[Section]:
+    """The sections of ``document``: those cut already, else cut now."""
+    if document.sections is not None:
+        return document.sections
+    return split_sections(document.markdown)
 
 
 def _link_ratio(blocks: Sequence[_Block], text: str) -> float:

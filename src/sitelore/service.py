@@ -16,6 +16,7 @@ from datetime import UTC
 from sitelore.bootstrap import Runtime
 from sitelore.errors import (
     BlockedURLError,
+    ConversionFailedError,
     ErrorKind,
     FetchError,
     FetchTimeoutError,
@@ -24,6 +25,7 @@ from sitelore.errors import (
     NetworkError,
     NoSnapshotError,
     NotFoundError,
+    PageStoreError,
     ResponseTooLargeError,
     RobotsDeniedError,
     RobotsRefusedError,
@@ -80,6 +82,8 @@ ERROR_CLASS_OF_KIND: Mapping[ErrorKind, type[SiteloreError]] = {
     ErrorKind.TOO_MANY_REDIRECTS: TooManyRedirectsError,
     ErrorKind.NO_SNAPSHOT: NoSnapshotError,
     ErrorKind.INVALID_URL: InvalidURLError,
+    ErrorKind.CONVERSION_FAILED: ConversionFailedError,
+    ErrorKind.STORE_FAILED: PageStoreError,
 }
 
 #: Start-page failures that are the caller's to fix, even for a crawl.

@@ -12,9 +12,19 @@ passed in, so tests run it on fakes and loopback servers.
 Scheduling: one worker task per crawl slot (``concurrency``); a worker takes the next
 URL from the :class:`~sitelore.frontier.Frontier` (which keeps BFS start order), holds
 that URL's origin (one request in flight per origin), waits for the origin's spacing
-(:class:`~sitelore.politeness.Politeness`), fetches, converts, stores, and offers the
-page's links back. The whole crawl runs under the deadline: in-flight requests and
-sleeps are cancelled when it passes and what was fetched is kept.
+(:class:`~sitelore.politeness.Politeness`) and fetches; then it lets the origin go and
+converts (through the :class:`~sitelore.ports.Converter` port, worker processes in a
+real crawl), stores, and offers the page's links back, so the next request to the
+origin overlaps this page's conversion. A rendered page keeps its origin until it is
+stored (its own requests go to that origin too).
+
+Per-page errors: anything raised while converting or storing one page (a
+converter's bug, a crash of its worker, a database error) is that page's typed
+outcome (``conversion-failed``, ``store-failed``); only an unusable store location
+(exit 78) or a bug outside page handling ends the crawl.
+
+The whole crawl runs under the deadline: in-flight requests and sleeps are
+cancelled when it passes and what was fetched is kept.
 
 Re-crawls: an ``incremental`` spider sends each stored document's validators and
 lets :class:`~sitelore.revisit.Revisit` say what a ``304`` or ``404``/``410`` means;
@@ -28,19 +38,24 @@ import asyncio
 import contextlib
 import dataclasses
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
 
 from sitelore.convert import DocumentConverter
 from sitelore.errors import (
+    EXIT_CONFIG,
     BlockedURLError,
     ConversionError,
+    ConversionFailedError,
     FetchError,
     FetchTimeoutError,
     HTTPStatusError,
     InvalidURLError,
+    PageStoreError,
     RobotsDeniedError,
     RobotsRefusedError,
     SiteloreError,
+    StoreError,
     UsageError,
 )
 from sitelore.frontier import Frontier, QueueItem
@@ -58,7 +73,7 @@ from sitelore.models import (
     UpsertResult,
 )
 from sitelore.politeness import Politeness, clamp_to_deadline, parse_retry_after
-from sitelore.ports import CaptureLinks, Clock, Fetcher, Renderer, Store
+from sitelore.ports import CaptureLinks, Clock, Converter, Fetcher, Renderer, Store
 from sitelore.revisit import Prepared, Revisit, change_of
 from sitelore.robots import RobotsPolicy, robots_origin, unreachable_reason
 from sitelore.sitemaps import SitemapLoader
@@ -75,6 +90,10 @@ UrlCheck = Callable[[str], object]
 _RETRY_AFTER_STATUSES = frozenset({429, 503})
 _LINK_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 _DEADLINE = "deadline"
+_T = TypeVar("_T")
+#: What one page's failure may be raised as, to become its outcome.
+_PAGE_FAILURES = (FetchError, ConversionError, StoreError)
+_PageFailure = FetchError | ConversionError | StoreError
 
 
 def _no_check(url: str) -> object:
@@ -100,7 +119,8 @@ class Spider:
         clock: monotonic time, wall time and sleep.
         limits: the operator's caps (page bytes, page timeout).
         url_check: refuses a discovered URL before any I/O (guard literal checks).
-        convert: body -> Document (the converter; tests may pass another).
+        convert: the converter port (default: in this process; a real crawl passes
+            the pool of worker processes).
         sitemaps: reads a seed's sitemaps when ``options.sitemap`` asks for them.
         incremental: re-crawl: send the stored validators, keep documents on 304,
             flag documents whose URL answers 404/410 as removed.
@@ -118,7 +138,7 @@ class Spider:
         limits: Limits | None = None,
         url_check: UrlCheck | None = None,
         renderer: Renderer | None = None,
-        convert: Callable[[bytes, str, str, str | None], Document] | None = None,
+        convert: Converter | None = None,
         sitemaps: SitemapLoader | None = None,
         incremental: bool = False,
         robots_agent: str = "sitelore",
@@ -131,8 +151,8 @@ class Spider:
         self._limits = limits or Limits()
         self._url_check = url_check or _no_check
         self._renderer = renderer
-        # One converter per spider: it remembers resolved links across the crawl's pages.
-        self._convert = convert or DocumentConverter()
+        # In-process default: one converter per spider remembers resolved links.
+        self._converter: Converter = convert or DocumentConverter()
         self._sitemaps = sitemaps
         self._revisit = Revisit(store, clock, enabled=incremental)
         self._robots_agent = robots_agent
@@ -358,6 +378,8 @@ class _Scheduler:
         # Rendered pages' own requests, one at a time per origin (the page's worker
         # already holds that page's origin lock, so these take their own).
         self._sub_request_locks: dict[str, asyncio.Lock] = {}
+        # Per origin: set once the page fetched last has reported its outcome.
+        self._reported: dict[str, asyncio.Event] = {}
         self._wakeup = asyncio.Event()
         self._known_delays: set[str] = set()
         # Origins whose robots.txt URL the guard refused, and throttled origins already
@@ -385,16 +407,25 @@ class _Scheduler:
                 self._wakeup.clear()
                 await self._wakeup.wait()
                 continue
-            page = await self._visit(item, origin(item.url))
-            if page is not None:
-                self._run._emit(page.outcome)
-                if page.links:
-                    frontier.offer_links(page.links, item.depth + 1)
-                frontier.done(item)
+            reported = asyncio.Event()
+            try:
+                page = await self._visit(item, origin(item.url), reported)
+                if page is not None:
+                    self._run._emit(page.outcome)
+                    if page.links:
+                        frontier.offer_links(page.links, item.depth + 1)
+                    frontier.done(item)
+            finally:
+                reported.set()  # the origin's next page may report now
             self._notify()
 
-    async def _visit(self, item: QueueItem, key: str) -> _Page | None:
-        """Check, wait, fetch, convert and store one page; None if no request was made."""
+    async def _visit(self, item: QueueItem, key: str, reported: asyncio.Event) -> _Page | None:
+        """Check, wait, fetch, convert and store one page; None if no request was made.
+
+        Pages of one origin convert side by side but report in the order they were
+        fetched (``reported`` is set once this one has), so the outcomes and the links
+        offered keep BFS order whatever each conversion takes.
+        """
         spider, frontier = self._spider, self._frontier
         try:
             spider._url_check(item.url)
@@ -415,7 +446,16 @@ class _Scheduler:
             if self._stopped or not await self._wait_turn(key):
                 self._stop_at_deadline(item)
                 return None
-            return await self._fetch_page(item, key)
+            fetched = await self._fetch_page(item, key)
+            before = self._reported.get(key)
+            self._reported[key] = reported
+            if spider._renderer is not None and isinstance(fetched, _Fetched):
+                fetched = await self._settle(item, fetched)  # renders under the origin's lock
+        # The origin is free again: its next request overlaps this page's conversion.
+        page = await self._settle(item, fetched) if isinstance(fetched, _Fetched) else fetched
+        if before is not None:
+            await before.wait()
+        return page
 
     async def before_sitemap(self, url: str) -> bool:
         """May a sitemap file be fetched now? Robots.txt first, then the origin's spacing."""
@@ -484,9 +524,19 @@ class _Scheduler:
         self._politeness.record_request(key, clock.monotonic())
         return True
 
-    async def _fetch_page(self, item: QueueItem, key: str) -> _Page | None:
+    async def _fetch_page(self, item: QueueItem, key: str) -> _Page | _Fetched | None:
+        """The exchange: a final response to settle, a failed page, or None (deadline)."""
         spider = self._spider
-        prepared = await spider._revisit.prepare(item.url)
+        try:
+            prepared = await _storing(item.url, spider._revisit.prepare(item.url))
+        except StoreError as exc:
+            if exc.exit_code == EXIT_CONFIG:
+                raise
+            log.info("failed %s: %s", item.url, exc)
+            error = PageError.from_exception(exc)
+            return _Page(
+                PageOutcome(url=item.url, depth=item.depth, error=error, change=ChangeKind.FAILED)
+            )
         try:
             snapshot = await spider._fetcher.fetch(
                 item.url,
@@ -514,16 +564,31 @@ class _Scheduler:
         # requests closer than the delay, however long the request took to send.
         self._politeness.record_request(key, spider._clock.monotonic())
         self._honour_retry_after(key, snapshot)
-        unchanged = await spider._revisit.not_modified(item.url, item.depth, snapshot, prepared)
-        if unchanged is not None:
-            assert prepared.known is not None
-            log.info("not modified %s", item.url)
-            return _Page(unchanged, prepared.known.links or ())
+        return _Fetched(snapshot, prepared)
+
+    async def _settle(self, item: QueueItem, fetched: _Fetched) -> _Page:
+        """A fetched page's outcome: not modified, stored, or its typed error."""
+        spider, snapshot, prepared = self._spider, fetched.snapshot, fetched.prepared
         try:
+            unchanged = await _storing(
+                item.url, spider._revisit.not_modified(item.url, item.depth, snapshot, prepared)
+            )
+            if unchanged is not None:
+                assert prepared.known is not None
+                log.info("not modified %s", item.url)
+                return _Page(unchanged, prepared.known.links or ())
             return await self._accept(item, snapshot, prepared)
-        except (FetchError, ConversionError) as exc:
-            kind, removed = await spider._revisit.failure_kind(item.url, snapshot, exc, prepared)
+        except _PAGE_FAILURES as exc:
+            if exc.exit_code == EXIT_CONFIG:
+                raise  # the store location is unusable: the whole crawl's problem (78)
             outcome = self._failed(item, snapshot, exc)
+            try:
+                kind, removed = await spider._revisit.failure_kind(
+                    item.url, snapshot, exc, prepared
+                )
+            except Exception:
+                log.warning("could not record the failure of %s", item.url, exc_info=True)
+                return _Page(dataclasses.replace(outcome, change=ChangeKind.FAILED))
             return _Page(dataclasses.replace(outcome, change=kind, document_id=removed))
 
     async def _fetch_sub_request(self, url: str) -> Snapshot:
@@ -562,9 +627,7 @@ class _Scheduler:
         seconds = parse_retry_after(snapshot.headers.get("retry-after"), clock.now())
         self._politeness.push_back(key, clock.monotonic(), seconds)
 
-    def _failed(
-        self, item: QueueItem, snapshot: Snapshot, exc: FetchError | ConversionError
-    ) -> PageOutcome:
+    def _failed(self, item: QueueItem, snapshot: Snapshot, exc: _PageFailure) -> PageOutcome:
         log.info("failed %s: %s", item.url, exc)
         return PageOutcome(
             url=item.url,
@@ -596,12 +659,20 @@ class _Scheduler:
             # A rendered document is not a function of the captured bytes: never linked.
             rendered = await spider._renderer.render(snapshot, fetch=self._fetch_sub_request)
             snapshot = dataclasses.replace(rendered, capture=None)
-        document = spider._convert(snapshot.body, snapshot.content_type, final, snapshot.charset)
-        document = apply_robots_tag(document, snapshot.headers, spider._robots_agent)
-        links = self._links_to_follow(item, final, snapshot, document)
+        try:
+            document = await spider._converter.convert(
+                snapshot.body, snapshot.content_type, final, snapshot.charset
+            )
+            document = apply_robots_tag(document, snapshot.headers, spider._robots_agent)
+            links = self._links_to_follow(item, final, snapshot, document)
+        except (FetchError, ConversionError):
+            raise
+        except Exception as exc:  # a converter's bug costs this page, not the crawl
+            log.debug("converting %s failed", final, exc_info=True)
+            raise ConversionFailedError(final, f"{type(exc).__name__}: {exc}") from exc
         # Stored with the links it offers, so a later 304 can offer them again.
         document = dataclasses.replace(document, links=links)
-        outcome = await self._store(item, snapshot, document, prepared)
+        outcome = await _storing(final, self._store(item, snapshot, document, prepared))
         return _Page(outcome, links)
 
     def _plain(self, item: QueueItem, snapshot: Snapshot) -> PageOutcome:
@@ -667,6 +738,33 @@ class _Scheduler:
             log.debug("not following links of %s: redirected out of scope", item.url)
             return ()
         return document.links
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Fetched:
+    """A final response, fetched under its origin's lock, waiting to be settled."""
+
+    snapshot: Snapshot
+    prepared: Prepared
+
+
+async def _storing(url: str, step: Awaitable[_T]) -> _T:
+    """Await one store step of a page; its failure is the page's ``PageStoreError``.
+
+    An unusable store location (exit 78) and errors that are not the store's (a fetch
+    or conversion error raised inside the step) pass through as themselves.
+    """
+    try:
+        return await step
+    except StoreError as exc:
+        if exc.exit_code == EXIT_CONFIG or isinstance(exc, PageStoreError):
+            raise
+        raise PageStoreError(url, str(exc)) from exc
+    except SiteloreError:
+        raise
+    except Exception as exc:
+        log.debug("storing %s failed", url, exc_info=True)
+        raise PageStoreError(url, f"{type(exc).__name__}: {exc}") from exc
 
 
 def _first_sitelore_error(group: BaseExceptionGroup[BaseException]) -> SiteloreError | None:

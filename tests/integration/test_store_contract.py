@@ -10,6 +10,7 @@ implement the port; these tests are the behavioural one.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import AsyncIterator, Iterator
 from datetime import UTC, datetime, timedelta
@@ -21,6 +22,7 @@ from tests.scale_support import temp_database
 
 from sitelore.models import Document, FetchMeta
 from sitelore.ports import Store
+from sitelore.sections import with_sections
 from sitelore.store import PostgresStore, SQLiteStore, content_hash, document_id
 
 _T0 = datetime(2026, 1, 1, tzinfo=UTC)
@@ -494,3 +496,18 @@ async def test_a_common_word_ranks_but_does_not_find_when_a_rare_one_is_asked(
 
     assert sorted(hit.url for hit in hits) == ["https://e.test/zebra", "https://e.test/zebra-only"]
     assert len(await store.search("common")) == 10  # alone, a common word still finds
+
+
+async def test_sections_cut_by_the_converter_are_stored_as_given(store: Store) -> None:
+    """A document that arrives with its sections (cut in a conversion worker) is not cut
+    again on the event loop: the store indexes exactly those sections."""
+    cut = with_sections(Document(url=_GUIDE, title="Client guide", markdown=_GUIDE_MD))
+    assert cut.sections
+    marked = dataclasses.replace(
+        cut.sections[0], text=cut.sections[0].text + " zebracorn"
+    )  # a word the Markdown lacks: found only if the given sections were stored
+    await store.upsert(dataclasses.replace(cut, sections=(marked, *cut.sections[1:])), _meta())
+
+    assert [hit.url for hit in await store.search("zebracorn")] == [_GUIDE]
+    (hit,) = await store.search("how do I set a timeout for a request?")
+    assert hit.anchor_url == f"{_GUIDE}#timeouts"

@@ -500,7 +500,7 @@ def test_charset_from_content_type_header() -> None:
     """to_document reads the charset parameter of the Content-Type."""
     body = "<main><p>naïve</p></main>".encode("latin-1")
     assert to_document(body, "text/html; charset=ISO-8859-1", URL).markdown == "naïve"
-    assert to_document(body, "text/html", URL, charset="latin-1").markdown == "naïve"
+    assert to_document(body, "text/html", URL, charset="latin1").markdown == "naïve"
 
 
 # --- a realistic page ------------------------------------------------------------

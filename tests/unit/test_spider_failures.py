@@ -1,39 +1,183 @@
-"""Whole-crawl failures inside the spider's workers surface as themselves, not as groups."""
+"""One page's content never ends a crawl: converting or storing it fails that page alone.
+
+Fakes of the converter and store ports raise inside one stage for one URL; every
+other page is still stored, and the crawl finishes. Only an unusable store location
+(a configuration problem, exit 78) still ends the whole crawl, as itself.
+"""
 
 from __future__ import annotations
+
+import sqlite3
 
 import pytest
 from tests.fakes import FakeClock
 from tests.unit.test_spider import TREE, FakeFetcher
 
-from sitelore.errors import StoreError
-from sitelore.models import CrawlOptions, Document, FetchMeta, UpsertResult
+from sitelore.convert import DocumentConverter
+from sitelore.errors import StoreError, StoreLocationError
+from sitelore.models import CrawlOptions, CrawlSummary, Document, FetchMeta, UpsertResult
+from sitelore.ports import Converter
 from sitelore.robots import allow_all_policy
 from sitelore.spider import Spider
 from sitelore.store import open_store
 
+HOSTILE = "https://docs.test/a"
 
-class BrokenStore:
-    """A store whose writes fail as a database that went away would."""
+
+class RaisingConverter:
+    """Converts every page but raises ``error`` for one URL."""
+
+    def __init__(self, error: BaseException, url: str = HOSTILE) -> None:
+        self._inner = DocumentConverter()
+        self._error = error
+        self._url = url
+
+    async def convert(
+        self, body: bytes, content_type: str, url: str, charset: str | None
+    ) -> Document:
+        if url == self._url:
+            raise self._error
+        return await self._inner.convert(body, content_type, url, charset)
+
+
+class HostileLinks:
+    """Converts every page, adding links no page should have."""
+
+    LINKS = (
+        "http://[::1",
+        "http://exa mple.test/x",
+        "\x00",
+        "",
+        "javascript:alert(1)",
+        "https://docs.test/" + "x" * 100_000,
+        "https://docs.test/%zz",
+        "https://user:pw@docs.test/",
+        "https://docs.test:99999/",
+    )
 
     def __init__(self) -> None:
+        self._inner = DocumentConverter()
+
+    async def convert(
+        self, body: bytes, content_type: str, url: str, charset: str | None
+    ) -> Document:
+        document = await self._inner.convert(body, content_type, url, charset)
+        return Document(
+            url=document.url,
+            title=document.title,
+            markdown=document.markdown,
+            links=(*self.LINKS, *document.links),
+        )
+
+
+class FailingStore:
+    """A real in-memory store whose writes (or reads) raise ``error`` for one URL."""
+
+    def __init__(self, error: Exception, *, on_read: bool = False) -> None:
         self._inner = open_store(":memory:")
+        self._error = error
+        self._on_read = on_read
 
     async def upsert(self, document: Document, meta: FetchMeta) -> UpsertResult:
-        raise StoreError("postgresql://db/x: connection lost")
+        if document.url == HOSTILE and not self._on_read:
+            raise self._error
+        return await self._inner.upsert(document, meta)
+
+    async def known_page(self, url: str) -> object:
+        if url == HOSTILE and self._on_read:
+            raise self._error
+        return await self._inner.known_page(url)
 
     def __getattr__(self, name: str) -> object:
         return getattr(self._inner, name)
 
 
-async def test_a_store_failure_in_a_worker_is_raised_as_itself() -> None:
-    """A StoreError in a worker ends the crawl with that StoreError, not an ExceptionGroup."""
+async def crawl(
+    *, converter: Converter | None = None, store: object = None, incremental: bool = False
+) -> CrawlSummary:
     clock = FakeClock()
     spider = Spider(
         fetcher=FakeFetcher(clock, TREE),
-        store=BrokenStore(),  # type: ignore[arg-type]
+        store=store if store is not None else open_store(":memory:"),  # type: ignore[arg-type]
         robots=allow_all_policy(),
         clock=clock,
+        convert=converter,
+        incremental=incremental,
     )
-    with pytest.raises(StoreError, match="connection lost"):
-        await spider.crawl("https://docs.test/", CrawlOptions(delay=0, concurrency=4)).finish()
+    return await spider.crawl(
+        "https://docs.test/", CrawlOptions(delay=0, concurrency=4, max_depth=5)
+    ).finish()
+
+
+def by_url(summary: CrawlSummary) -> dict[str, str | None]:
+    return {p.url: (str(p.error.kind) if p.error else None) for p in summary.pages}
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        RuntimeError("lexbor gave up"),
+        LookupError("unknown encoding: punycode"),
+        UnicodeDecodeError("punycode", b"\xff", 0, 1, "invalid"),
+        ValueError("bad"),
+        RecursionError("maximum recursion depth exceeded"),
+        MemoryError(),
+        KeyError("href"),
+    ],
+    ids=lambda e: type(e).__name__,
+)
+async def test_a_converter_that_raises_fails_that_page_alone(error: Exception) -> None:
+    """Any exception of the converter is that page's conversion-failed; the rest is stored."""
+    summary = await crawl(converter=RaisingConverter(error))
+    kinds = by_url(summary)
+    assert kinds[HOSTILE] == "conversion-failed"
+    failed = next(p for p in summary.pages if p.url == HOSTILE)
+    assert failed.error is not None
+    assert type(error).__name__ in failed.error.message
+    assert [url for url, kind in kinds.items() if kind is not None] == [HOSTILE]
+    # /a's links are lost with it, the rest of the tree is crawled.
+    assert "https://docs.test/b1" in kinds
+    assert summary.pages_indexed == len(kinds) - 1
+
+
+async def test_hostile_links_are_skipped_not_fatal() -> None:
+    """Links that are not URLs, or not fetchable ones, are counted and skipped."""
+    summary = await crawl(converter=HostileLinks())
+    kinds = by_url(summary)
+    assert {kind for kind in kinds.values() if kind is not None} <= {"http-status"}
+    assert summary.pages_indexed == len(TREE)
+    assert summary.skipped.get("invalid", 0) >= 1
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        StoreError("postgresql://db/x: connection lost"),
+        sqlite3.OperationalError("database is locked"),
+        ValueError("A string literal cannot contain NUL (0x00) characters."),
+    ],
+    ids=lambda e: type(e).__name__,
+)
+async def test_a_store_write_that_fails_fails_that_page_alone(error: Exception) -> None:
+    """An exception while storing one page is its store-failed error; the crawl goes on."""
+    summary = await crawl(store=FailingStore(error))
+    kinds = by_url(summary)
+    assert kinds[HOSTILE] == "store-failed"
+    assert [url for url, kind in kinds.items() if kind is not None] == [HOSTILE]
+    assert summary.pages_indexed == len(kinds) - 1
+    assert "https://docs.test/b1" in kinds
+
+
+async def test_a_store_read_that_fails_fails_that_page_alone() -> None:
+    """A re-crawl whose stored-page lookup fails for one URL fails that page only."""
+    store = FailingStore(RuntimeError("bad row"), on_read=True)
+    summary = await crawl(store=store, incremental=True)
+    kinds = by_url(summary)
+    assert kinds[HOSTILE] == "store-failed"
+    assert summary.pages_indexed == len(kinds) - 1
+
+
+async def test_an_unusable_store_location_still_ends_the_crawl_as_itself() -> None:
+    """A store location error is the operator's to fix (exit 78): raised, not a group."""
+    with pytest.raises(StoreLocationError, match="not a sitelore store"):
+        await crawl(store=FailingStore(StoreLocationError("x.db: not a sitelore store")))

@@ -26,10 +26,16 @@ from sitelore.convert._content import find_content
 from sitelore.convert._markdown import content_to_markdown
 from sitelore.convert._meta import read_meta
 from sitelore.convert._pdf import pdf_to_document
+from sitelore.convert._sanity import check_markup
 from sitelore.convert._text import text_to_document
 from sitelore.convert._title import choose_title
 from sitelore.convert._views import PageView, check_selectors, html_view
-from sitelore.errors import UnsupportedContentTypeError
+from sitelore.errors import (
+    ConversionError,
+    ConversionFailedError,
+    FetchError,
+    UnsupportedContentTypeError,
+)
 from sitelore.links import LinkCache, resolve_links
 from sitelore.linkstyle import LINK_STYLES, LinkStyle, restyle_links
 from sitelore.models import Document
@@ -127,6 +133,7 @@ def to_document(
     """Convert a response body by its own Content-Type; raise for types not converted."""
     media, header_charset = _split_content_type(content_type or "")
     if media in HTML_TYPES:
+        check_markup(body, url)
         document = html_to_document(
             decode_body(body, charset or header_charset), url, link_cache=link_cache
         )
@@ -144,13 +151,15 @@ def to_document(
 
 
 class DocumentConverter:
-    """:func:`to_document` for the pages of one crawl, sharing a :class:`LinkCache`.
+    """:func:`to_document` for many pages, sharing a :class:`LinkCache`.
 
-    The spider makes one per crawl (resolving the sidebar's hrefs once per directory,
-    not once per page); call it like ``to_document``::
+    One per crawl, or one per conversion worker process: the sidebar's hrefs are
+    resolved once per directory, not once per page. Call it like ``to_document``, or
+    await :meth:`convert` (the ``ports.Converter`` shape, in this process)::
 
         convert = DocumentConverter()
         doc = convert(body, "text/html", url, charset=None)
+        doc = await convert.convert(body, "text/html", url, None)
     """
 
     __slots__ = ("link_cache",)
@@ -163,6 +172,21 @@ class DocumentConverter:
     ) -> Document:
         """Convert one response body, as :func:`to_document` does."""
         return to_document(body, content_type, url, charset=charset, link_cache=self.link_cache)
+
+    async def convert(
+        self, body: bytes, content_type: str, url: str, charset: str | None
+    ) -> Document:
+        """Convert in this process, on the caller's thread (no time cap: tests, tools).
+
+        Raises only typed errors: an unexpected exception of the converter is this
+        page's :class:`~sitelore.errors.ConversionFailedError`.
+        """
+        try:
+            return self(body, content_type, url, charset)
+        except (FetchError, ConversionError):
+            raise
+        except Exception as exc:
+            raise ConversionFailedError(url, f"{type(exc).__name__}: {exc}") from exc
 
 
 def _with_type(document: Document, media: str) -> Document:

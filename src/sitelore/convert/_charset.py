@@ -1,7 +1,11 @@
-"""Decode a response body to text: header charset, then BOM, then ``<meta>``, then UTF-8.
+"""Decode a response body to text as the WHATWG Encoding and HTML standards say.
 
-Never fails: unknown charset names fall through to the next source, and bytes that
-do not decode are replaced with U+FFFD.
+Order: a byte order mark wins, then the header's charset, then a ``<meta>`` charset
+near the start, then UTF-8. Labels are looked up in the WHATWG label table only
+(``webencodings``): a label the table does not know (``punycode``, ``rot13``,
+``base64``, ``utf-7`` ...) is ignored and the next source decides, so Python's codec
+registry never sees a page's label. Never fails: bytes that do not decode become
+U+FFFD.
 """
 
 from __future__ import annotations
@@ -9,14 +13,14 @@ from __future__ import annotations
 import codecs
 import re
 
-__all__ = ["decode_body"]
+import webencodings
+
+__all__ = ["decode_body", "encoding_for_label"]
 
 _BOMS = (
     (codecs.BOM_UTF8, "utf-8"),
-    (codecs.BOM_UTF32_LE, "utf-32-le"),
-    (codecs.BOM_UTF32_BE, "utf-32-be"),
-    (codecs.BOM_UTF16_LE, "utf-16-le"),
-    (codecs.BOM_UTF16_BE, "utf-16-be"),
+    (codecs.BOM_UTF16_LE, "utf-16le"),
+    (codecs.BOM_UTF16_BE, "utf-16be"),
 )
 #: How far into the body a ``<meta charset>`` declaration is looked for.
 _META_SCAN_BYTES = 2048
@@ -24,68 +28,62 @@ _META_CHARSET = re.compile(
     rb"""<meta\b[^>]*?\bcharset\s*=\s*["']?\s*([a-zA-Z0-9_.:-]+)""",
     re.IGNORECASE,
 )
-#: Labels that browsers (WHATWG Encoding) read as a superset codec.
-_ALIASES = {
-    "iso-8859-1": "cp1252",
-    "latin1": "cp1252",
-    "latin-1": "cp1252",
-    "us-ascii": "cp1252",
-    "ascii": "cp1252",
-    "iso8859-1": "cp1252",
-    "x-sjis": "shift_jis",
-    "gb2312": "gb18030",
-    "gbk": "gb18030",
-    "utf8": "utf-8",
-}
+#: WHATWG decoders that Python's codec of the same name does not match: ``gbk`` is
+#: decoded with the gb18030 decoder (the standard's own rule).
+_PYTHON_CODEC = {"gbk": "gb18030"}
+_REPLACEMENT = "replacement"
 
 
-def _codec(label: str | None) -> str | None:
-    """The Python codec for a charset label, or None when it is unknown or unusable."""
+def encoding_for_label(label: str | None) -> str | None:
+    """The WHATWG encoding name a charset label stands for; None for an unknown label.
+
+    >>> encoding_for_label(" Latin1 "), encoding_for_label("rot13")
+    ('windows-1252', None)
+    """
     if not label:
         return None
-    name = label.strip().strip("\"'").lower()
-    name = _ALIASES.get(name, name)
-    try:
-        info = codecs.lookup(name)
-    except LookupError:
-        return None
-    # A page cannot really be UTF-16 when its <meta> says so in ASCII; browsers
-    # read that as UTF-8. Binary-to-text codecs (base64, rot13 ...) are not charsets.
-    if not getattr(info, "_is_text_encoding", True):
-        return None
-    return info.name
+    found = webencodings.lookup(label.strip().strip("\"'"))
+    return found.name if found is not None else None
 
 
 def _bom(body: bytes) -> tuple[str, int] | None:
-    for bom, codec in _BOMS:
+    for bom, name in _BOMS:
         if body.startswith(bom):
-            return codec, len(bom)
+            return name, len(bom)
     return None
 
 
-def _meta_charset(body: bytes) -> str | None:
+def _meta_encoding(body: bytes) -> str | None:
+    """The encoding a ``<meta>`` declares, as the HTML prescan reads it."""
     match = _META_CHARSET.search(body[:_META_SCAN_BYTES])
     if match is None:
         return None
-    codec = _codec(match.group(1).decode("ascii", "replace"))
-    if codec is not None and codec.startswith(("utf-16", "utf-32")):
+    name = encoding_for_label(match.group(1).decode("ascii", "replace"))
+    # A page cannot be UTF-16 when its <meta> says so in ASCII: the standard reads
+    # it as UTF-8, and x-user-defined as windows-1252.
+    if name in ("utf-16le", "utf-16be"):
         return "utf-8"
-    return codec
+    if name == "x-user-defined":
+        return "windows-1252"
+    return name
+
+
+def _decode(body: bytes, name: str) -> str:
+    if name == _REPLACEMENT:  # the standard's decoder for unsafe labels: one U+FFFD
+        return "\ufffd" if body else ""
+    encoding = webencodings.lookup(name)
+    assert encoding is not None  # every name reaching here came from the table
+    codec = _PYTHON_CODEC.get(name)
+    info = codecs.lookup(codec) if codec is not None else encoding.codec_info
+    return info.decode(body, "replace")[0]
 
 
 def decode_body(body: bytes, header_charset: str | None) -> str:
-    """Decode ``body``: the header's charset wins, then a BOM, then ``<meta>``, then UTF-8."""
-    codec = _codec(header_charset)
-    start = 0
-    if codec is None:
-        found = _bom(body)
-        if found is not None:
-            codec, start = found
-    elif (found := _bom(body)) is not None and found[0] == codec.replace("_", "-"):
-        start = found[1]
-    if codec is None:
-        codec = _meta_charset(body) or "utf-8"
-    text = body[start:].decode(codec, errors="replace")
-    if start == 0 and text.startswith("\ufeff"):
-        text = text[1:]
-    return text
+    """Decode ``body``: a BOM wins, then the header's charset, then ``<meta>``, then UTF-8."""
+    found = _bom(body)
+    if found is not None:
+        name, start = found
+        return _decode(body[start:], name)
+    name = encoding_for_label(header_charset) or _meta_encoding(body) or "utf-8"
+    text = _decode(body, name)
+    return text[1:] if text.startswith("\ufeff") else text

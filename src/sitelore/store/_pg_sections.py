@@ -17,10 +17,12 @@ from __future__ import annotations
 
 import builtins
 import math
+from collections.abc import Sequence
 from typing import Any
 
 import psycopg
 
+from sitelore.models import Section
 from sitelore.sections import split_sections
 from sitelore.store._pg_text import MAX_TITLE_CHARS, index_text
 from sitelore.store._query import COMMON_SHARE, MIN_COMMON, search_terms, tsquery_terms
@@ -126,12 +128,17 @@ def _words(text: str) -> int:
     return text.count(" ") + 1 if text else 0
 
 
-async def replace_sections(conn: _Conn, pk: int, title: str, markdown: str) -> None:
-    """Cut the document ``pk`` into sections again (inside the caller's transaction)."""
+async def replace_sections(
+    conn: _Conn, pk: int, title: str, markdown: str, cut: Sequence[Section] | None = None
+) -> None:
+    """Store the sections of document ``pk`` (inside the caller's transaction).
+
+    ``cut`` are its sections when the converter cut them already; else they are cut here.
+    """
     await conn.execute(_DELETE, (pk,))
     title_words = index_text(title, MAX_TITLE_CHARS)
     rows = []
-    for section in split_sections(markdown):
+    for section in split_sections(markdown) if cut is None else cut:
         heading = HEADING_JOIN.join(section.heading_path)
         heading_words = index_text(heading, MAX_TITLE_CHARS)
         body_words = index_text(section.text)

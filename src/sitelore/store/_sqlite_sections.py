@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import builtins
 import sqlite3
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 
+from sitelore.models import Section
 from sitelore.sections import split_sections
 from sitelore.store._query import COMMON_SHARE, MIN_COMMON, fts5_query, search_terms
 from sitelore.store._ranking import (
@@ -131,8 +132,17 @@ _CAPPED_COUNT = (
 )
 
 
-def replace_sections(conn: sqlite3.Connection, pk: int, title: str, markdown: str) -> None:
-    """Cut the document ``pk`` into sections again (inside the caller's transaction)."""
+def replace_sections(
+    conn: sqlite3.Connection,
+    pk: int,
+    title: str,
+    markdown: str,
+    cut: Sequence[Section] | None = None,
+) -> None:
+    """Store the sections of document ``pk`` (inside the caller's transaction).
+
+    ``cut`` are its sections when the converter cut them already; else they are cut here.
+    """
     conn.execute(_DELETE, (pk,))
     conn.executemany(
         _INSERT,
@@ -148,7 +158,7 @@ def replace_sections(conn: sqlite3.Connection, pk: int, title: str, markdown: st
                 section.text,
                 section.link_ratio,
             )
-            for section in split_sections(markdown)
+            for section in (split_sections(markdown) if cut is None else cut)
         ],
     )
     conn.execute(_MARK, (SECTIONS_VERSION, pk))

@@ -376,7 +376,7 @@ class PostgresStore:
                 inserted = await cur.fetchone()
                 if inserted is not None:
                     await sections.replace_sections(
-                        conn, inserted["pk"], document.title, document.markdown
+                        conn, inserted["pk"], document.title, document.markdown, document.sections
                     )
                     return UpsertResult(id=params["id"], created=True, changed=True)
                 # Another writer inserted it first (any unique column: the id is the URL's
@@ -389,7 +389,7 @@ class PostgresStore:
             await conn.execute(_UPDATE_CONTENT if changed else _UPDATE_FETCH_META, params)
             if changed:
                 await sections.replace_sections(
-                    conn, existing["pk"], document.title, document.markdown
+                    conn, existing["pk"], document.title, document.markdown, document.sections
                 )
             return UpsertResult(id=existing["id"], created=False, changed=changed)
 

@@ -458,14 +458,18 @@ class SQLiteStore:
                 pk = conn.execute(_INSERT, params).lastrowid
                 assert pk is not None
                 changes.set_links(conn, pk, document.links)
-                sections.replace_sections(conn, pk, document.title, document.markdown)
+                sections.replace_sections(
+                    conn, pk, document.title, document.markdown, document.sections
+                )
                 return UpsertResult(id=params["id"], created=True, changed=True)
             params["pk"] = existing["pk"]
             changed = existing["content_hash"] != new_hash
             conn.execute(_UPDATE_CONTENT if changed else _UPDATE_FETCH_META, params)
             changes.set_links(conn, existing["pk"], document.links)
             if changed:
-                sections.replace_sections(conn, existing["pk"], document.title, document.markdown)
+                sections.replace_sections(
+                    conn, existing["pk"], document.title, document.markdown, document.sections
+                )
             return UpsertResult(id=existing["id"], created=False, changed=changed)
 
     async def get(self, id_or_url: str) -> StoredDocument | None:

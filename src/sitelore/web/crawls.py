@@ -28,7 +28,14 @@ from sitelore.models import PageOutcome, SkipReason
 from sitelore.web.views import Pages, read_form, redirect
 from sitelore.wire import CrawlJobRequest, RemoteOptionError, RemotePolicy
 
-__all__ = ["FIELDS", "SKIP_REASONS", "FormField", "crawl_routes", "parse_crawl_form", "skipped_line"]
+__all__ = [
+    "FIELDS",
+    "SKIP_REASONS",
+    "FormField",
+    "crawl_routes",
+    "parse_crawl_form",
+    "skipped_line",
+]
 
 _HEARTBEAT_SECONDS = 15.0
 _KEPT_IDS = 200

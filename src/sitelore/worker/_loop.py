@@ -18,13 +18,12 @@ import contextlib
 import dataclasses
 import logging
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractAsyncContextManager
 
 from sitelore.errors import ConfigError, FrontierError, NotFoundError, SiteloreError
 from sitelore.frontier_redis import Completion, Finished, Lease, RedisFrontier, Wait
 from sitelore.models import CrawlOptions, Limits
-from sitelore.ports import Clock, Fetcher, Store
+from sitelore.ports import Clock, Converter, Fetcher, Store
 from sitelore.robots_loader import make_robots_loader
 from sitelore.urls import Scope
 from sitelore.worker._page import PageProcessor
@@ -75,6 +74,7 @@ class Worker:
         make_fetcher: FetcherFactory,
         config: WorkerConfig,
         clock: Clock,
+        converter: Converter,
     ) -> None:
         self.frontier = frontier
         self.store = store
@@ -84,9 +84,9 @@ class Worker:
         self.slots = asyncio.Semaphore(max(1, config.slots))
         self.tallies: dict[str, CrawlTally] = {}
         self._stopping = asyncio.Event()
-        # One thread converts pages (CPU-bound under the GIL anyway), so a big page never
+        # Worker processes convert pages (bootstrap passes the pool), so a big page never
         # holds up the event loop and its heartbeats.
-        self.converter: ThreadPoolExecutor | None = None
+        self.converter = converter
 
     @property
     def stopping(self) -> bool:
@@ -103,12 +103,7 @@ class Worker:
         Without ``crawl_id`` the worker keeps looking for crawls until :meth:`stop`, or,
         with ``exit_when_idle``, until no crawl is active.
         """
-        self.converter = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sitelore-convert")
-        try:
-            await self._run(crawl_id, exit_when_idle)
-        finally:
-            self.converter.shutdown(wait=True, cancel_futures=True)
-            self.converter = None
+        await self._run(crawl_id, exit_when_idle)
 
     async def _run(self, crawl_id: str | None, exit_when_idle: bool) -> None:
         if crawl_id is not None:
@@ -211,7 +206,7 @@ class _Session:
                 clock=worker.clock,
                 url_check=worker.config.url_check,
                 max_attempts=self.max_attempts,
-                executor=worker.converter,
+                converter=worker.converter,
             )
             keepalive = asyncio.create_task(self._keepalive())
             try:

@@ -21,13 +21,10 @@ It never talks to Redis itself: it returns a ``Completion`` that the loop sends.
 
 from __future__ import annotations
 
-import asyncio
-import functools
 import logging
 from collections.abc import Callable
-from concurrent.futures import Executor
 
-from sitelore.convert import to_document
+from sitelore.convert import DocumentConverter
 from sitelore.errors import (
     ConversionError,
     FetchError,
@@ -42,7 +39,7 @@ from sitelore.errors import (
 from sitelore.frontier_redis import Completion, FrontierItem, Lease, split_url
 from sitelore.models import CrawlOptions, Document, FetchMeta, Limits, Snapshot
 from sitelore.politeness import crawl_delay_refusal, parse_retry_after, retry_after_refusal
-from sitelore.ports import Clock, Fetcher, Store
+from sitelore.ports import Clock, Converter, Fetcher, Store
 from sitelore.robots import MAX_CRAWL_DELAY_MS, RobotsRules, is_allowed
 from sitelore.urls import Scope, normalize_url
 from sitelore.worker._robots import SharedRobots
@@ -93,7 +90,7 @@ class PageProcessor:
         clock: Clock,
         url_check: Callable[[str], object],
         max_attempts: int,
-        executor: Executor | None = None,
+        converter: Converter | None = None,
     ) -> None:
         self._options = options
         self._scope = scope
@@ -104,7 +101,8 @@ class PageProcessor:
         self._clock = clock
         self._url_check = url_check
         self._max_attempts = max_attempts
-        self._executor = executor
+        # The worker's process pool; in-process (one link cache per crawl) without one.
+        self._converter: Converter = converter or DocumentConverter()
         self._delay_ms = round(options.delay * 1000)
         self._sent: set[str] = set()
         self._too_deep: set[str] = set()
@@ -275,13 +273,10 @@ class PageProcessor:
         )
 
     async def _convert(self, snapshot: Snapshot, url: str) -> Document:
-        """Convert in the executor (when given) so heartbeats keep flowing meanwhile."""
-        convert = functools.partial(
-            to_document, snapshot.body, snapshot.content_type, url, charset=snapshot.charset
+        """Convert through the converter port (worker processes: heartbeats keep flowing)."""
+        return await self._converter.convert(
+            snapshot.body, snapshot.content_type, url, snapshot.charset
         )
-        if self._executor is None:
-            return convert()
-        return await asyncio.get_running_loop().run_in_executor(self._executor, convert)
 
     def _links(
         self,
