@@ -96,8 +96,8 @@ async def _crawl(
     async with Runtime(settings) as runtime:
         snapshots = runtime.snapshots(capture=capture, replay=replay)
         async with (
-            embedding_alongside(runtime.store, settings.semantic_model),
             runtime.open_crawl(seed, options, snapshots=snapshots, seed_id=seed_id) as run,
+            embedding_alongside(runtime.store, settings.semantic_model),
         ):
             return await _drive(run, show_progress=show_progress)
 

@@ -138,6 +138,7 @@ class _SentenceTransformerEmbedder:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         library = _module("sentence_transformers")
         self._model = library.SentenceTransformer(str(path), device="cpu")
+        self._model.max_seq_length = _MAX_TOKENS  # read as much as the ONNX model does
         self._name = name
 
     @property
