@@ -159,7 +159,10 @@ def normalise(rows: npt.NDArray[Any]) -> Vectors:
 
 
 def _package_dir(module: str) -> Path:
-    spec = importlib.util.find_spec(module)
+    try:
+        spec = importlib.util.find_spec(module)
+    except (ImportError, ValueError):
+        spec = None
     if spec is None or spec.origin is None:
         raise SemanticUnavailableError(f"semantic search needs the {module} package: {_INSTALL}")
     return Path(spec.origin).parent
