@@ -48,7 +48,8 @@ from sitelore.models import Document, FetchMeta, SearchHit
 from sitelore.semantic import embed_pending
 from sitelore.store import SQLiteStore
 from sitelore.store._ranking import rank_pages
-from sitelore.store._sqlite_vectors import search_vectors, section_text
+from sitelore.store._sqlite_vectors import search_vectors
+from sitelore.store._vectors import section_text
 
 REPO = Path(__file__).resolve().parent.parent
 OUT = REPO / ".eval-search"

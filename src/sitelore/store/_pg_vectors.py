@@ -19,8 +19,8 @@ from typing import Any
 
 import psycopg
 
-from sitelore.store._ranking import HEADING_JOIN, Candidate, candidate_from_row
-from sitelore.store._vectors import nearest, to_bytes
+from sitelore.store._ranking import Candidate, candidate_from_row
+from sitelore.store._vectors import TEXT_CHARS, nearest, section_text, to_bytes
 
 __all__ = ["PAGE", "counts", "has_pgvector", "pending", "put", "search_vectors"]
 
@@ -28,8 +28,6 @@ _Conn = psycopg.AsyncConnection[dict[str, Any]]
 
 #: Vectors read per round trip while ranking (bounds the memory one query takes).
 PAGE = 5000
-#: How much of a section the model reads (as in the SQLite store).
-TEXT_CHARS = 2000
 
 _CREATE = """
 CREATE TABLE IF NOT EXISTS sitelore_section_vectors (
@@ -92,12 +90,9 @@ async def pending(conn: _Conn, model: str, limit: int) -> builtins.list[tuple[in
     sql = _PENDING if await _has_table(conn) else _PENDING_ALL
     cur = await conn.execute(sql, {"model": model, "limit": limit, "chars": TEXT_CHARS})
     rows = await cur.fetchall()
-    return [(int(row["pk"]), _text(row["title"], row["heading"], row["body"])) for row in rows]
-
-
-def _text(title: str, heading: str, body: str) -> str:
-    parts = [title, *heading.split(HEADING_JOIN), body]
-    return "\n".join(part for part in parts if part)
+    return [
+        (int(row["pk"]), section_text(row["title"], row["heading"], row["body"])) for row in rows
+    ]
 
 
 async def put(conn: _Conn, model: str, vectors: Sequence[tuple[int, Sequence[float]]]) -> None:

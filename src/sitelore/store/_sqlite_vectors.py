@@ -17,10 +17,10 @@ import importlib
 import sqlite3
 from collections.abc import Sequence
 
-from sitelore.store._ranking import HEADING_JOIN, Candidate, candidate_from_row
-from sitelore.store._vectors import nearest, to_bytes
+from sitelore.store._ranking import Candidate, candidate_from_row
+from sitelore.store._vectors import nearest, section_text, to_bytes
 
-__all__ = ["counts", "load_vec", "pending", "put", "search_vectors"]
+__all__ = ["counts", "load_vec", "pending", "put", "search_vectors", "section_text"]
 
 _CREATE = """
 CREATE TABLE IF NOT EXISTS section_vectors (
@@ -52,8 +52,6 @@ SELECT s.pk, s.ordinal, s.heading, s.anchor, s.start_byte, s.end_byte, s.link_ra
 FROM sections AS s JOIN documents AS d ON d.pk = s.document_pk
 WHERE s.pk IN ({marks}) AND d.removed_at IS NULL
 """
-#: How much of a section the model reads: title, headings and the start of its text.
-TEXT_CHARS = 2000
 
 
 def load_vec(conn: sqlite3.Connection) -> bool:
@@ -75,12 +73,6 @@ def load_vec(conn: sqlite3.Connection) -> bool:
 
 def _has_table(conn: sqlite3.Connection) -> bool:
     return conn.execute(_EXISTS).fetchone() is not None
-
-
-def section_text(title: str, heading: str, body: str) -> str:
-    """What the model reads for a section: page title, heading path, start of its text."""
-    parts = [title, *heading.split(HEADING_JOIN), body[:TEXT_CHARS]]
-    return "\n".join(part for part in parts if part)
 
 
 def pending(conn: sqlite3.Connection, model: str, limit: int) -> builtins.list[tuple[int, str]]:

@@ -13,7 +13,18 @@ import sys
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-__all__ = ["nearest", "to_bytes"]
+from sitelore.store._ranking import HEADING_JOIN
+
+__all__ = ["TEXT_CHARS", "nearest", "section_text", "to_bytes"]
+
+#: How much of a section's text is handed to the model (it reads the first words only).
+TEXT_CHARS = 2000
+
+
+def section_text(title: str, heading: str, body: str) -> str:
+    """What the model reads for a section: page title, heading path, start of its text."""
+    parts = [title, *heading.split(HEADING_JOIN), body[:TEXT_CHARS]]
+    return "\n".join(part for part in parts if part)
 
 
 def to_bytes(vector: Sequence[float] | Any) -> bytes:
