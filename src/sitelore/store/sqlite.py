@@ -520,7 +520,9 @@ class SQLiteStore:
             vectors.put(conn, model, items)
 
     async def vector_counts(self, model: str) -> tuple[int, int]:
-        """(sections with a ``model`` vector, all sections)."""
+        """(sections with a ``model`` vector, all sections); asking creates no store file."""
+        if self._conn is None and not self._closed:
+            return 0, 0  # a new file not written yet: nothing in it
         with self._connection("vector_counts") as conn:
             return vectors.counts(conn, model)
 
