@@ -16,7 +16,11 @@ latency: search p50/p95 over synthetic stores of 10k and 100k sections (words dr
 from the corpus's own vocabulary, built once), indexing sections/s, and the wall time
 of ``sitelore search`` including process start.
 
-Usage: ``python scripts/eval_search.py [--rebuild] [--misses] [--no-latency]``.
+With the ``semantic`` extra installed, the sections lacking a vector of ``--model`` are
+embedded first (embeddings/s printed; kept in the store, so only the first run pays),
+and the questions are scored again by vectors alone (semantic) and fused (hybrid).
+
+Usage: ``python scripts/eval_search.py [--rebuild] [--misses] [--no-latency] [--model M]``.
 """
 
 from __future__ import annotations
@@ -24,26 +28,35 @@ from __future__ import annotations
 import argparse
 import asyncio
 import collections
+import contextlib
 import dataclasses
 import os
 import random
+import sqlite3
 import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
+from sitelore.config import DEFAULT_SEMANTIC_MODEL
 from sitelore.convert import to_document
-from sitelore.models import Document, FetchMeta
+from sitelore.embedding import load_embedder, semantic_installed
+from sitelore.models import Document, FetchMeta, SearchHit
+from sitelore.semantic import embed_pending
 from sitelore.store import SQLiteStore
+from sitelore.store._ranking import rank_pages
+from sitelore.store._sqlite_vectors import search_vectors
+from sitelore.store._vectors import section_text
 
 REPO = Path(__file__).resolve().parent.parent
 OUT = REPO / ".eval-search"
 QUESTIONS = REPO / "scripts" / "eval_search_questions.tsv"
 DOC = Path("/usr/share/doc")
-GOALS = {"hit@5": 0.65, "p95_ms_100k": 50.0}
+_SAMPLE = 512  # sections embedded to time the model, whatever the store already holds
+GOALS = {"hit@5": 0.65, "p95_ms_100k": 50.0, "hybrid_hit@5": 0.85}
 
 _RUST_MODULES = (
     *("collections", "fs", "io", "string", "vec", "option", "result", "iter", "sync"),
@@ -170,13 +183,27 @@ def _page(url: str) -> str:
     return url.split("#", 1)[0]
 
 
-async def score(db: Path, questions: list[Question], *, misses: bool) -> dict[str, float]:
+Search = Callable[[SQLiteStore, str], Awaitable[list[SearchHit]]]
+
+
+async def _lexical(store: SQLiteStore, query: str) -> list[SearchHit]:
+    return await store.search(query, limit=10)
+
+
+async def score(
+    db: Path,
+    questions: list[Question],
+    *,
+    misses: bool,
+    name: str = "lexical",
+    search: Search = _lexical,
+) -> dict[str, float]:
     """hit@1, hit@5, MRR@10 per site and overall; print the table (and misses when asked)."""
     store = SQLiteStore(db, create=False)
     ranks: dict[str, list[int | None]] = collections.defaultdict(list)
     try:
         for question in questions:
-            hits = await store.search(question.text, limit=10)
+            hits = await search(store, question.text)
             urls = [_page(hit.url) for hit in hits]
             rank = next((i for i, url in enumerate(urls, 1) if url in question.answers), None)
             ranks[question.site].append(rank)
@@ -186,17 +213,73 @@ async def score(db: Path, questions: list[Question], *, misses: bool) -> dict[st
                 print(f"  miss [{question.site}] {question.text!r}: rank {rank}; top: {shown}")
     finally:
         await store.close()
-    print(f"{'lexical':10} {'questions':>9} {'hit@1':>6} {'hit@5':>6} {'MRR@10':>7}")
+    print(f"{name:10} {'questions':>9} {'hit@1':>6} {'hit@5':>6} {'MRR@10':>7}")
     result: dict[str, float] = {}
-    for name, found in ranks.items():
+    for site, found in ranks.items():
         n = len(found)
         hit1 = sum(1 for r in found if r is not None and r <= 1) / n
         hit5 = sum(1 for r in found if r is not None and r <= 5) / n
         mrr = sum(1 / r for r in found if r is not None) / n
-        print(f"{name:10} {n:>9} {hit1:>6.2f} {hit5:>6.2f} {mrr:>7.3f}")
-        if name == "all":
+        print(f"{site:10} {n:>9} {hit1:>6.2f} {hit5:>6.2f} {mrr:>7.3f}")
+        if site == "all":
             result = {"hit@1": hit1, "hit@5": hit5, "mrr@10": mrr}
     return result
+
+
+async def score_semantic(
+    db: Path, questions: list[Question], model: str, *, misses: bool
+) -> dict[str, float] | None:
+    """Embed what the corpus lacks (embeddings/s), then score semantic alone and hybrid."""
+    if not semantic_installed():
+        print("semantic / hybrid: not measured (pip install 'sitelore[semantic]')")
+        return None
+    embedder = load_embedder(model)
+    store = SQLiteStore(db, create=False)
+    try:
+        started = time.perf_counter()
+        done = await embed_pending(store, embedder)
+        spent = time.perf_counter() - started
+    finally:
+        await store.close()
+    if done:
+        print(
+            f"model {model}: embedded {done} sections in {spent:.0f} s, {done / spent:.0f} "
+            f"embeddings/s (load average {os.getloadavg()[0]:.1f})"
+        )
+    with contextlib.closing(sqlite3.connect(db)) as conn:
+        sample = [
+            section_text(*row)
+            for row in conn.execute(
+                "SELECT title, heading, body FROM sections ORDER BY pk LIMIT ?", (_SAMPLE,)
+            )
+        ]
+    started = time.perf_counter()
+    for start in range(0, len(sample), 64):
+        embedder.embed(sample[start : start + 64])
+    speed = len(sample) / (time.perf_counter() - started)
+    print(
+        f"model {model}: {speed:.0f} embeddings/s over the first {len(sample)} sections "
+        f"(load average {os.getloadavg()[0]:.1f})"
+    )
+    vectors: dict[str, list[float]] = {}
+
+    def vector(query: str) -> list[float]:
+        if query not in vectors:
+            vectors[query] = [float(x) for x in embedder.embed([query])[0]]
+        return vectors[query]
+
+    async def semantic(store: SQLiteStore, query: str) -> list[SearchHit]:
+        del store  # the vector ranking alone, on a plain connection
+        with contextlib.closing(sqlite3.connect(db)) as conn:
+            conn.row_factory = sqlite3.Row
+            found = search_vectors(conn, model, vector(query), 80, use_vec=False)
+        return rank_pages(found, 10)
+
+    async def hybrid(store: SQLiteStore, query: str) -> list[SearchHit]:
+        return await store.hybrid_search(query, vector(query), model, limit=10)
+
+    await score(db, questions, misses=False, name="semantic", search=semantic)
+    return await score(db, questions, misses=misses, name="hybrid", search=hybrid)
 
 
 async def score_titles(db: Path, count: int = 150) -> None:
@@ -298,6 +381,9 @@ async def main() -> int:
     parser.add_argument("--rebuild", action="store_true", help="convert and store the corpus again")
     parser.add_argument("--misses", action="store_true", help="list questions not answered at 5")
     parser.add_argument("--no-latency", action="store_true", help="skip the latency figures")
+    parser.add_argument(
+        "--model", default=DEFAULT_SEMANTIC_MODEL, help="semantic model (name or path)"
+    )
     args = parser.parse_args()
     OUT.mkdir(exist_ok=True)
     db = OUT / "docs.db"
@@ -309,7 +395,9 @@ async def main() -> int:
     result = await score(db, questions, misses=args.misses)
     await score_titles(db)
     ok = result["hit@5"] >= GOALS["hit@5"]
-    print("semantic / hybrid: not measured (no embedding model in this build)")
+    hybrid = await score_semantic(db, questions, args.model, misses=args.misses)
+    if hybrid is not None:
+        ok = ok and hybrid["hit@5"] >= GOALS["hybrid_hit@5"]
     if not args.no_latency:
         vocabulary = _vocabulary(db)
         for size in (10_000, 100_000):

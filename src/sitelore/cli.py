@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from sitelore import __version__, cli_scale, cli_serve, cli_snapshots, cli_sources
+from sitelore import __version__, cli_scale, cli_semantic, cli_serve, cli_snapshots, cli_sources
 from sitelore.bootstrap import Runtime
 from sitelore.cli_common import (
     AllowPrivateOpt,
@@ -64,6 +64,7 @@ from sitelore.errors import (
 )
 from sitelore.linkstyle import restyle_links
 from sitelore.models import CrawlOptions, CrawlSummary
+from sitelore.semantic import embedding_alongside
 
 if TYPE_CHECKING:
     from sitelore.spider import CrawlRun
@@ -94,7 +95,10 @@ async def _crawl(
 ) -> CrawlSummary:
     async with Runtime(settings) as runtime:
         snapshots = runtime.snapshots(capture=capture, replay=replay)
-        async with runtime.open_crawl(seed, options, snapshots=snapshots, seed_id=seed_id) as run:
+        async with (
+            runtime.open_crawl(seed, options, snapshots=snapshots, seed_id=seed_id) as run,
+            embedding_alongside(runtime.store, settings.semantic_model),
+        ):
             return await _drive(run, show_progress=show_progress)
 
 
@@ -272,18 +276,18 @@ def search(
     as_json: JsonOpt = False,
     debug: DebugOpt = False,
 ) -> None:
-    """Search the stored documents: the best pages for a question, each by its best section."""
+    """Search the stored documents: the best pages for a question, each by its best section.
+
+    With the semantic extra and section vectors (reindex --semantic) the ranking is
+    hybrid; otherwise lexical, and a line on stderr (a field in --json) says why.
+    """
     settings = load_cli_settings(config=config, db=db)
-
-    async def go() -> list[Any]:
-        async with Runtime(settings, create_store=False) as runtime:
-            return await runtime.store.search(query, limit=limit)
-
-    hits = run_async(go())
+    ranked = run_async(cli_semantic.search_store(settings, query, limit))
     if as_json:
-        print_json({"query": query, "hits": [hit_json(h) for h in hits]})
+        hits = [hit_json(h) for h in ranked.hits]
+        print_json({"query": query, **cli_semantic.ranking_json(ranked), "hits": hits})
     else:
-        print_hits(out_console, query, hits)
+        print_hits(out_console, query, cli_semantic.hits_of(ranked))
 
 
 @app.command()
@@ -292,9 +296,24 @@ def reindex(
     config: ConfigOpt = None,
     as_json: JsonOpt = False,
     debug: DebugOpt = False,
+    semantic: Annotated[
+        bool,
+        typer.Option(
+            "--semantic",
+            help="Also compute every section's vector (semantic extra) for hybrid search.",
+        ),
+    ] = False,
 ) -> None:
     """Cut every stored document into search sections again, from its stored Markdown."""
     settings = load_cli_settings(config=config, db=db)
+    if semantic:
+        bar = err_console.is_terminal and not as_json and not debugging(debug)
+        done, embedded = run_async(cli_semantic.embed_store(settings, show_progress=bar))
+        if as_json:
+            print_json({"documents": done, "sectionsEmbedded": embedded})
+        else:
+            out_console.print(f"re-sectioned {done} documents, embedded {embedded} sections")
+        return
 
     async def go() -> int:
         async with Runtime(settings, create_store=False) as runtime:

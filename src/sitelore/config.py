@@ -26,6 +26,7 @@ from sitelore.models import CrawlOptions, Limits
 
 __all__ = [
     "DEFAULT_REFRESH",
+    "DEFAULT_SEMANTIC_MODEL",
     "DEFAULT_STORE",
     "PROJECT_URL",
     "SOURCE_NAME_PATTERN",
@@ -160,6 +161,10 @@ class SourceSpec(BaseModel):
 _SourceName = Annotated[str, Field(pattern=SOURCE_NAME_PATTERN)]
 
 
+#: The sentence-embedding model semantic search uses unless the settings name another.
+DEFAULT_SEMANTIC_MODEL = "minilm-int8"
+
+
 class ConvertSettings(BaseModel):
     """``[convert]``: pages convert in worker processes, each page under a time cap."""
 
@@ -212,6 +217,15 @@ class Settings(BaseModel):
             "with the URLs listed at the end, or none (text only)."
         ),
     ] = "inline"
+    semantic_model: Annotated[
+        str,
+        Field(
+            min_length=1,
+            description="The sentence-embedding model of semantic search (semantic extra): "
+            "minilm-int8 (ONNX, the default), minilm (sentence-transformers), or a path "
+            "to an .onnx file or a sentence-transformers model directory.",
+        ),
+    ] = DEFAULT_SEMANTIC_MODEL
     limits: Limits = Field(default_factory=Limits)
     convert: ConvertSettings = Field(default_factory=ConvertSettings)
     sources: dict[_SourceName, SourceSpec] = Field(default_factory=dict)

@@ -39,6 +39,7 @@ __all__ = [
     "LiveFetcher",
     "Renderer",
     "Resolver",
+    "SectionVectors",
     "Snapshots",
     "Store",
     "SubFetch",
@@ -181,6 +182,33 @@ class CaptureLinks(Protocol):
 
     async def captures(self) -> builtins.list[tuple[str, CaptureRef]]:
         """``(document id, ref)`` for every linked document, oldest document first."""
+        ...
+
+
+@runtime_checkable
+class SectionVectors(Protocol):
+    """**Protocol:** a store that keeps section vectors and ranks by them (semantic extra).
+
+    Vectors are unit-length and tagged with the model that made them; a re-cut section
+    loses its vector. ``hybrid_search`` fuses the lexical and the vector ranking.
+    """
+
+    async def pending_vectors(self, model: str, limit: int) -> builtins.list[tuple[int, str]]:
+        """Up to ``limit`` (section key, text to embed) of sections lacking a ``model`` vector."""
+        ...
+
+    async def put_vectors(self, model: str, vectors: Sequence[tuple[int, Sequence[float]]]) -> None:
+        """Store vectors of ``model`` by section key."""
+        ...
+
+    async def vector_counts(self, model: str) -> tuple[int, int]:
+        """(sections with a ``model`` vector, all sections)."""
+        ...
+
+    async def hybrid_search(
+        self, query: str, vector: Sequence[float], model: str, *, limit: int = 10
+    ) -> builtins.list[SearchHit]:
+        """Pages ranked by lexical and vector ranking fused (as ``search`` otherwise)."""
         ...
 
 

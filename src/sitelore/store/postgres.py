@@ -39,7 +39,7 @@ import builtins
 import contextlib
 import dataclasses
 import itertools
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -62,6 +62,8 @@ from sitelore.models import (
 from sitelore.store import _pg_extras as extras
 from sitelore.store import _pg_jobs as jobs
 from sitelore.store import _pg_sections as sections
+from sitelore.store import _pg_vectors as vectors
+from sitelore.store._fusion import fuse
 from sitelore.store._pg_schema import CREATE_VERSION_TABLE, MIGRATION_LOCK, MIGRATIONS
 from sitelore.store._pg_text import (
     MAX_TITLE_CHARS,
@@ -69,7 +71,7 @@ from sitelore.store._pg_text import (
     index_text,
     stem_prefix,
 )
-from sitelore.store._ranking import rank_pages
+from sitelore.store._ranking import candidate_sizes, rank_pages
 from sitelore.store._rows import document_id, document_params
 from sitelore.store._snippet import Column, Phrase, chunks, has_match, snippet
 
@@ -431,6 +433,39 @@ class PostgresStore:
             async with conn.transaction():
                 await sections.restale_all(conn)
             return await _catch_up(conn)
+
+    # -- section vectors (semantic extra; statements in _pg_vectors) ----------------------
+
+    async def pending_vectors(self, model: str, limit: int) -> builtins.list[tuple[int, str]]:
+        """Up to ``limit`` (section key, text to embed) of sections lacking a ``model`` vector."""
+        async with self._connection("pending_vectors") as conn:
+            return await vectors.pending(conn, model, limit)
+
+    async def put_vectors(self, model: str, items: Sequence[tuple[int, Sequence[float]]]) -> None:
+        """Store vectors of ``model`` by section key."""
+        async with self._connection("put_vectors") as conn, conn.transaction():
+            await vectors.put(conn, model, items)
+
+    async def vector_counts(self, model: str) -> tuple[int, int]:
+        """(sections with a ``model`` vector, all sections)."""
+        async with self._connection("vector_counts") as conn:
+            return await vectors.counts(conn, model)
+
+    async def hybrid_search(
+        self, query: str, vector: Sequence[float], model: str, *, limit: int = 10
+    ) -> builtins.list[SearchHit]:
+        """Pages ranked by BM25 and vector nearness fused (reciprocal rank fusion)."""
+        if limit < 0:
+            raise ValueError(f"limit must be >= 0, not {limit}")
+        if limit == 0:
+            return []
+        async with self._connection("search") as conn:
+            lexical, terms = await sections.search_sections(conn, query, limit)
+            near = await vectors.search_vectors(conn, model, vector, candidate_sizes(limit)[0])
+            hits = rank_pages(fuse([lexical, near]), limit)
+            if not hits:
+                return []
+            return await _section_snippets(conn, hits, terms)
 
     async def delete(self, id_or_url: str) -> bool:
         """Delete one document by id or URL; True when it existed."""

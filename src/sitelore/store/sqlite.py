@@ -39,7 +39,7 @@ import builtins
 import contextlib
 import os
 import sqlite3
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from urllib.parse import quote
@@ -59,7 +59,9 @@ from sitelore.store import _sqlite_captures as captured
 from sitelore.store import _sqlite_changes as changes
 from sitelore.store import _sqlite_jobs as jobs
 from sitelore.store import _sqlite_sections as sections
-from sitelore.store._ranking import rank_pages
+from sitelore.store import _sqlite_vectors as vectors
+from sitelore.store._fusion import fuse
+from sitelore.store._ranking import candidate_sizes, rank_pages
 from sitelore.store._rows import content_hash, document_id, document_params
 
 __all__ = ["MEMORY", "SCHEMA_VERSION", "SQLiteStore", "content_hash", "document_id"]
@@ -384,10 +386,12 @@ class SQLiteStore:
         self._create = create
         self._closed = False
         self._conn: sqlite3.Connection | None = None
+        self._vec = False  # sqlite-vec loaded into the connection
         self._path: Path | None = None
         if str(location) == MEMORY:
             self._location = MEMORY
             self._conn = _connect(MEMORY)
+            self._vec = vectors.load_vec(self._conn)
             return
         # Absolute, and opened through a URI we build, so a name like "file:x" is a path.
         path = Path(location).expanduser().absolute()
@@ -417,7 +421,9 @@ class SQLiteStore:
                 ) from exc
         mode = "rwc" if self._create else "rw"
         uri = f"file:{quote(str(path))}?mode={mode}"
-        return _connect(self._location, uri=uri, create=self._create)
+        conn = _connect(self._location, uri=uri, create=self._create)
+        self._vec = vectors.load_vec(conn)
+        return conn
 
     def __repr__(self) -> str:
         state = "closed" if self._closed else ("open" if self._conn is not None else "new")
@@ -507,6 +513,40 @@ class SQLiteStore:
         """Cut every document into sections again; how many documents were cut."""
         with self._connection("reindex") as conn:
             return _section_stale(conn, everything=True)
+
+    # -- section vectors (semantic extra; statements in _sqlite_vectors) -----------------
+
+    async def pending_vectors(self, model: str, limit: int) -> builtins.list[tuple[int, str]]:
+        """Up to ``limit`` (section key, text to embed) of sections lacking a ``model`` vector."""
+        with self._connection("pending_vectors") as conn:
+            return vectors.pending(conn, model, limit)
+
+    async def put_vectors(self, model: str, items: Sequence[tuple[int, Sequence[float]]]) -> None:
+        """Store vectors of ``model`` by section key."""
+        with self._connection("put_vectors") as conn, _write_transaction(conn):
+            vectors.put(conn, model, items)
+
+    async def vector_counts(self, model: str) -> tuple[int, int]:
+        """(sections with a ``model`` vector, all sections); asking creates no store file."""
+        if self._conn is None and not self._closed:
+            return 0, 0  # a new file not written yet: nothing in it
+        with self._connection("vector_counts") as conn:
+            return vectors.counts(conn, model)
+
+    async def hybrid_search(
+        self, query: str, vector: Sequence[float], model: str, *, limit: int = 10
+    ) -> builtins.list[SearchHit]:
+        """Pages ranked by BM25 and vector nearness fused (reciprocal rank fusion)."""
+        if limit < 0:
+            raise ValueError(f"limit must be >= 0, not {limit}")
+        if limit == 0:
+            return []
+        with self._connection("search") as conn:
+            lexical = sections.search_sections(conn, query, limit)
+            near = vectors.search_vectors(
+                conn, model, vector, candidate_sizes(limit)[0], use_vec=self._vec
+            )
+        return rank_pages(fuse([lexical, near]), limit)
 
     async def delete(self, id_or_url: str) -> bool:
         """Delete one document by id or URL; True when it existed."""

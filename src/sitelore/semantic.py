@@ -1,0 +1,162 @@
+"""Give stored sections their vectors off the event loop, and search hybrid when they exist.
+
+Embedding is CPU work: :func:`embed_pending` hands each batch to ``run`` (a thread by
+default, :func:`asyncio.to_thread`; any executor fits the port) and writes the vectors
+between batches, so a crawl or ``sitelore reindex --semantic`` keeps its event loop
+free. :class:`SemanticSearch` decides per query whether search can be hybrid (the
+``semantic`` extra is installed and the store holds vectors of the settings' model)
+and otherwise searches lexically and says why, once per instance.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import builtins
+import contextlib
+import dataclasses
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from typing import Any, Literal
+
+from sitelore.embedding import Embedder, SemanticUnavailableError, load_embedder, semantic_installed
+from sitelore.models import SearchHit
+from sitelore.ports import SectionVectors, Store
+
+__all__ = ["BATCH", "Ranked", "SemanticSearch", "embed_pending", "embedding_alongside"]
+
+#: Sections embedded per call to the model (one write per batch).
+BATCH = 64
+
+#: Runs ``function(texts)`` away from the event loop.
+Run = Callable[[Callable[[Sequence[str]], Any], Sequence[str]], Awaitable[Any]]
+
+
+async def _to_thread(function: Callable[[Sequence[str]], Any], texts: Sequence[str]) -> Any:
+    return await asyncio.to_thread(function, texts)
+
+
+async def embed_pending(
+    store: SectionVectors,
+    embedder: Embedder,
+    *,
+    batch: int = BATCH,
+    run: Run = _to_thread,
+    progress: Callable[[int], None] | None = None,
+) -> int:
+    """Embed every section lacking a vector of ``embedder``'s model; how many were done.
+
+    ``progress`` hears the running count after each batch.
+    """
+    done = 0
+    while True:
+        items = await store.pending_vectors(embedder.name, batch)
+        if not items:
+            return done
+        rows = await run(embedder.embed, [text for _, text in items])
+        keys = [key for key, _ in items]
+        vectors = [(key, [float(x) for x in row]) for key, row in zip(keys, rows, strict=True)]
+        await store.put_vectors(embedder.name, vectors)
+        done += len(items)
+        if progress is not None:
+            progress(done)
+
+
+@contextlib.asynccontextmanager
+async def embedding_alongside(
+    store: Store,
+    model: str,
+    *,
+    load: Callable[[str], Embedder] = load_embedder,
+    installed: Callable[[], bool] = semantic_installed,
+    pause: float = 1.0,
+) -> AsyncIterator[bool]:
+    """While the body runs (a crawl), embed the sections it stores; catch up when it ends.
+
+    Only for a store that already holds vectors of ``model`` (``reindex --semantic``
+    opted it in) with the extra installed; yields whether it embeds. A body that fails
+    or is cancelled stops the embedding at once (what is missing waits for the next
+    crawl or reindex).
+    """
+    if not (installed() and isinstance(store, SectionVectors)):
+        yield False
+        return
+    if not (await store.vector_counts(model))[0]:
+        yield False
+        return
+    embedder = await asyncio.to_thread(load, model)
+    stop = asyncio.Event()
+
+    async def keep_up() -> None:
+        while True:
+            await embed_pending(store, embedder)
+            if stop.is_set():
+                return
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), pause)
+
+    task = asyncio.create_task(keep_up())
+    try:
+        yield True
+    except BaseException:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+        raise
+    stop.set()
+    await task
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Ranked:
+    """Search hits and how they were ranked; ``note`` says why search stayed lexical."""
+
+    hits: builtins.list[SearchHit]
+    ranking: Literal["lexical", "hybrid"]
+    note: str | None = None
+
+
+class SemanticSearch:
+    """Hybrid search where possible; the model loads on the first hybrid query."""
+
+    def __init__(
+        self,
+        store: Store,
+        model: str,
+        *,
+        load: Callable[[str], Embedder] = load_embedder,
+        installed: Callable[[], bool] = semantic_installed,
+    ) -> None:
+        self._store = store
+        self._model = model
+        self._load = load
+        self._installed = installed
+        self._embedder: Embedder | None = None
+
+    async def _why_lexical(self) -> str | None:
+        store = self._store
+        if not isinstance(store, SectionVectors):
+            return "this store keeps no section vectors"
+        with_vectors, _ = await store.vector_counts(self._model)
+        if not with_vectors:
+            return f"no section vectors of model {self._model} (sitelore reindex --semantic)"
+        if not self._installed():
+            return "the semantic extra is not installed (pip install 'sitelore[semantic]')"
+        return None
+
+    async def search(self, query: str, *, limit: int = 10) -> Ranked:
+        """The best pages for ``query``: fused lexical and vector ranks, or lexical alone."""
+        store = self._store
+        note = await self._why_lexical()
+        if note is None and isinstance(store, SectionVectors):
+            try:
+                if self._embedder is None:
+                    self._embedder = await asyncio.to_thread(self._load, self._model)
+                embedder = self._embedder
+                rows = await asyncio.to_thread(embedder.embed, [query])
+            except SemanticUnavailableError as exc:
+                note = str(exc)
+            else:
+                vector = [float(x) for x in rows[0]]
+                hits = await store.hybrid_search(query, vector, self._model, limit=limit)
+                return Ranked(hits, "hybrid")
+        hits = await store.search(query, limit=limit)
+        return Ranked(hits, "lexical", f"search is lexical: {note}")

@@ -1,0 +1,189 @@
+"""Section vectors as a store contract: the same pending sets, counts and fused order on both.
+
+Each test runs on SQLite and on PostgreSQL (skipped without one, failed under
+``CI=true``). Vectors come from a keyword table (no model needed), so the expected
+orders are written out; ranking needs numpy, part of the ``semantic`` extra: without
+it these tests skip, saying so.
+"""
+
+from __future__ import annotations
+
+import math
+import sqlite3
+from collections.abc import AsyncIterator, Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import psycopg
+import pytest
+from tests.scale_support import temp_database
+
+from sitelore.models import Document, FetchMeta
+from sitelore.ports import SectionVectors
+from sitelore.store import PostgresStore, SQLiteStore
+from sitelore.store._sqlite_vectors import load_vec, put, search_vectors
+
+pytest.importorskip(
+    "numpy", reason="the semantic extra is not installed (pip install 'sitelore[semantic]')"
+)
+
+#: Both stores, typed as the ports they implement (mypy checks both do).
+Both = SQLiteStore | PostgresStore
+
+
+def _both_keep_vectors(sqlite: SQLiteStore, postgres: PostgresStore) -> list[SectionVectors]:
+    """The static check (mypy --strict) that both stores implement the port."""
+    return [sqlite, postgres]
+
+
+MODEL = "keywords"
+CATS = "https://v.test/cats"
+DOGS = "https://v.test/dogs"
+BOATS = "https://v.test/boats"
+PAGES = {
+    CATS: ("Feline care", "## Grooming {#grooming}\n\nBrush a kitten gently every week."),
+    DOGS: ("Canine care", "## Walks {#walks}\n\nA puppy needs a walk twice a day."),
+    BOATS: ("Sailing", "## Rigging {#rigging}\n\nA boat needs care: check the rigging."),
+}
+#: The keyword table: a text's vector has 1 on each axis one of whose words it holds.
+_AXES = (("kitten", "feline", "cat"), ("puppy", "canine", "dog"), ("boat", "sailing", "ship"))
+
+
+def embed(text: str) -> list[float]:
+    words = text.lower().replace(".", " ").replace(":", " ").split()
+    raw = [float(any(word in words for word in axis)) for axis in _AXES]
+    norm = math.sqrt(sum(x * x for x in raw)) or 1.0
+    return [x / norm for x in raw]
+
+
+def _meta() -> FetchMeta:
+    return FetchMeta(
+        status=200, content_type="text/html", fetched_at=datetime(2026, 1, 1, tzinfo=UTC)
+    )
+
+
+@pytest.fixture(scope="module")
+def pg_database() -> Iterator[str]:
+    with temp_database() as url:
+        yield url
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Both]:
+    """An empty store of each kind holding the three pages."""
+    opened: Both
+    if request.param == "sqlite":
+        opened = SQLiteStore(tmp_path / "store.db")
+    else:
+        database: str = request.getfixturevalue("pg_database")
+        opened = PostgresStore(database)
+        await opened.open()
+        with psycopg.connect(database, autocommit=True) as conn:
+            conn.execute("TRUNCATE sitelore_documents CASCADE")
+    try:
+        for url, (title, markdown) in PAGES.items():
+            await opened.upsert(Document(url=url, title=title, markdown=markdown), _meta())
+        yield opened
+    finally:
+        await opened.close()
+
+
+async def _embed_all(store: Both, model: str = MODEL) -> int:
+    items = await store.pending_vectors(model, 100)
+    await store.put_vectors(model, [(key, embed(text)) for key, text in items])
+    return len(items)
+
+
+async def test_sections_wait_for_vectors_until_they_are_put(store: Both) -> None:
+    assert await store.vector_counts(MODEL) == (0, 3)
+    pending = await store.pending_vectors(MODEL, 100)
+    assert len(pending) == 3
+    assert any("Feline care" in text and "Grooming" in text for _, text in pending)
+
+    assert await _embed_all(store) == 3
+
+    assert await store.pending_vectors(MODEL, 100) == []
+    assert await store.vector_counts(MODEL) == (3, 3)
+    assert await store.vector_counts("another-model") == (0, 3)
+    assert len(await store.pending_vectors("another-model", 2)) == 2  # limit holds
+
+
+async def test_hybrid_search_finds_by_meaning_what_no_word_matches(
+    store: Both,
+) -> None:
+    await _embed_all(store)
+
+    assert await store.search("cat", limit=5) == []
+    hits = await store.hybrid_search("cat", embed("cat"), MODEL, limit=5)
+
+    assert [hit.url for hit in hits] == [CATS, DOGS, BOATS]  # the rest: equally far
+    assert hits[0].anchor_url == f"{CATS}#grooming"
+
+
+async def test_fusion_ranks_a_page_both_rankings_find_first(store: Both) -> None:
+    await _embed_all(store)
+    # Lexically "care" is in all three pages; by meaning the question is about dogs.
+    query = "canine care"
+
+    hits = await store.hybrid_search(query, embed("dog"), MODEL, limit=5)
+
+    assert [hit.url for hit in hits] == [DOGS, CATS, BOATS]
+
+
+async def test_a_changed_page_loses_its_vectors_and_waits_again(store: Both) -> None:
+    await _embed_all(store)
+    title, markdown = PAGES[BOATS]
+    changed = Document(url=BOATS, title=title, markdown=markdown + "\n\n## Knots\n\nA ship knot.")
+    await store.upsert(changed, _meta())
+
+    assert await store.vector_counts(MODEL) == (2, 4)
+    assert len(await store.pending_vectors(MODEL, 100)) == 2
+    assert await store.delete(DOGS)
+    assert await store.vector_counts(MODEL) == (1, 3)
+    hits = await store.hybrid_search("puppy", embed("puppy"), MODEL, limit=5)
+    assert DOGS not in [hit.url for hit in hits]
+
+
+async def test_vectors_of_another_length_are_ignored(store: Both) -> None:
+    await _embed_all(store)
+
+    hits = await store.hybrid_search("zebra", [1.0, 0.0], MODEL, limit=5)
+
+    assert hits == []
+
+
+@pytest.mark.parametrize("limit", [0, 1])
+async def test_hybrid_search_keeps_the_limit(store: Both, limit: int) -> None:
+    await _embed_all(store)
+
+    hits = await store.hybrid_search("sailing rigging", embed("boat"), MODEL, limit=limit)
+
+    assert [hit.url for hit in hits] == [BOATS][:limit]
+
+
+def test_sqlite_vec_ranks_as_numpy_does(tmp_path: Path) -> None:
+    conn = sqlite3.connect(tmp_path / "v.db")
+    if not load_vec(conn):
+        pytest.skip("sqlite-vec cannot load here (not installed, or no extension loading)")
+    conn.row_factory = sqlite3.Row
+    conn.executescript(
+        "CREATE TABLE documents (pk INTEGER PRIMARY KEY, id, url, title, content_hash,"
+        " canonical_url, removed_at);"
+        "CREATE TABLE sections (pk INTEGER PRIMARY KEY, document_pk, ordinal, title, heading,"
+        " anchor, start_byte, end_byte, body, link_ratio);"
+    )
+    rows = [[0.6, 0.8, 0.0], [0.0, 1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 1.0], [0.6, 0.8, 0.0]]
+    for pk, _ in enumerate(rows, 1):
+        conn.execute(
+            "INSERT INTO documents VALUES (?, ?, ?, 't', ?, NULL, NULL)",
+            (pk, f"d{pk}", f"https://v.test/{pk}", f"h{pk}"),
+        )
+        conn.execute("INSERT INTO sections VALUES (?, ?, 0, 't', '', NULL, 0, 1, 'b', 0)", (pk, pk))
+    put(conn, MODEL, list(enumerate(rows, 1)))
+    query = [0.8, 0.6, 0.0]
+
+    by_vec = search_vectors(conn, MODEL, query, 4, use_vec=True)
+    by_numpy = search_vectors(conn, MODEL, query, 4, use_vec=False)
+
+    assert [c.id for c in by_vec] == [c.id for c in by_numpy] == ["d1", "d5", "d3", "d2"]
+    assert [round(c.score, 5) for c in by_vec] == [round(c.score, 5) for c in by_numpy]

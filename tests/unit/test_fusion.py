@@ -1,0 +1,68 @@
+"""Reciprocal rank fusion of section rankings: a table of rankings in, one order out."""
+
+from __future__ import annotations
+
+import pytest
+
+from sitelore.store._fusion import RRF_K, fuse
+from sitelore.store._ranking import Candidate
+
+
+def _c(page: str, section: int = 0, score: float = -1.0, snippet: str = "") -> Candidate:
+    return Candidate(
+        id=page,
+        url=f"https://f.test/{page}",
+        title=page,
+        content_hash=page,
+        canonical_url=None,
+        section=section,
+        heading_path=(),
+        anchor=None,
+        start=0,
+        end=1,
+        snippet=snippet or page,
+        score=score,
+        link_ratio=0.0,
+    )
+
+
+@pytest.mark.parametrize(
+    ("rankings", "expected"),
+    [
+        pytest.param([[], []], [], id="nothing"),
+        pytest.param([["a", "b"], []], ["a", "b"], id="lexical-only-keeps-its-order"),
+        pytest.param([[], ["b", "a"]], ["b", "a"], id="vector-only-keeps-its-order"),
+        pytest.param([["a", "b", "c"], ["c", "b"]], ["c", "b", "a"], id="found-twice-beats-once"),
+        pytest.param([["a", "b"], ["b", "a"]], ["a", "b"], id="a-tie-keeps-first-seen"),
+        pytest.param([["a"], ["x", "y", "a"]], ["a", "x", "y"], id="both-lists-low-beats-one-top"),
+    ],
+)
+def test_fused_order(rankings: list[list[str]], expected: list[str]) -> None:
+    fused = fuse([[_c(page) for page in ranking] for ranking in rankings])
+
+    assert [found.id for found in fused] == expected
+
+
+def test_scores_are_negative_reciprocal_rank_sums_and_sections_stay_apart() -> None:
+    lexical = [_c("a", 0, snippet="**marked**"), _c("a", 1)]
+    vector = [_c("a", 1), _c("a", 0, snippet="plain")]
+
+    fused = fuse([lexical, vector])
+
+    both = -(1 / (RRF_K + 1) + 1 / (RRF_K + 2))
+    assert [(f.section, round(f.score, 9)) for f in fused] == [
+        (0, round(both, 9)),
+        (1, round(both, 9)),
+    ]
+    assert fused[0].snippet == "**marked**"  # the first ranking's snippet is kept
+
+
+def test_a_smaller_k_weighs_the_top_rank_more() -> None:
+    lexical = [_c("a"), _c("x"), _c("b")]  # a: top of one ranking; b: third and fourth
+    vector = [_c("y"), _c("z"), _c("w"), _c("b")]
+
+    def order(k: int) -> list[str]:
+        return [f.id for f in fuse([lexical, vector], k=k) if f.id in ("a", "b")]
+
+    assert order(1) == ["a", "b"]
+    assert order(60) == ["b", "a"]
