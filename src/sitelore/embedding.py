@@ -20,7 +20,7 @@ import importlib.util
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
 from sitelore.config import DEFAULT_SEMANTIC_MODEL
 from sitelore.errors import ConfigError
@@ -46,7 +46,7 @@ if TYPE_CHECKING:  # numpy comes with the extra: imported where used, so the CLI
     import numpy as np
     import numpy.typing as npt
 
-    Vectors = npt.NDArray[np.float32]
+    Vectors: TypeAlias = npt.NDArray[np.float32]
 
 
 class SemanticUnavailableError(ConfigError):
