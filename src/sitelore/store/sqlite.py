@@ -301,6 +301,40 @@ def _has_tables(conn: sqlite3.Connection) -> bool:
     return int(row[0]) > 0
 
 
+def _identify(conn: sqlite3.Connection) -> tuple[int, bool]:
+    """(schema version, whether the file holds some other program's tables), read at once.
+
+    One read transaction: read apart, another process creating this store could commit
+    its first step between the two reads, and a new store would look like a foreign one.
+    """
+    conn.execute("BEGIN")
+    try:
+        found = _user_version(conn)
+        return found, found == 0 and _has_tables(conn)
+    finally:
+        conn.execute("COMMIT")
+
+
+#: Tries at switching a new file to WAL while another process switches it too.
+_WAL_TRIES = 20
+
+
+def _use_wal(conn: sqlite3.Connection) -> None:
+    """Put the file in WAL mode (kept in the file: once for all connections).
+
+    Two processes creating one new store both ask for it; both hold a read lock and want
+    the write lock, and SQLite answers one of them BUSY at once (no busy wait can end
+    that deadlock). That one tries again: by then the mode is usually WAL already.
+    """
+    for attempt in range(_WAL_TRIES):
+        try:
+            conn.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if getattr(exc, "sqlite_errorname", "") != "SQLITE_BUSY" or attempt == _WAL_TRIES - 1:
+                raise
+
+
 def _connect(location: str, *, uri: str | None = None, create: bool = True) -> sqlite3.Connection:
     """Open, check the version, configure and migrate; close again on any failure.
 
@@ -318,19 +352,19 @@ def _connect(location: str, *, uri: str | None = None, create: bool = True) -> s
         conn.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS:d}")
         # The first read is where a file that is not SQLite fails; check the version
         # before anything writes, so a newer database is left exactly as it was.
-        found = _user_version(conn)
+        found, foreign = _identify(conn)
         if found > SCHEMA_VERSION:
             raise SchemaVersionError(
                 f"{location}: schema version {found} is newer than this sitelore "
                 f"understands ({SCHEMA_VERSION}); upgrade sitelore"
             )
-        if found == 0 and _has_tables(conn):
+        if foreign:
             raise StoreLocationError(
                 f"{location}: an SQLite database of something else, not a sitelore store"
             )
         if found == 0 and not create:
             raise NoStoreError(location)
-        conn.execute("PRAGMA journal_mode = WAL")
+        _use_wal(conn)
         conn.execute("PRAGMA synchronous = NORMAL")
         conn.execute("PRAGMA foreign_keys = ON")
         _migrate(conn)
