@@ -144,9 +144,7 @@ def print_hits(console: Console, query: str, hits: Sequence[SearchHit]) -> None:
         return
     console.print(f"[bold]{len(hits)} results for {query!r}[/bold]")
     for rank, hit in enumerate(hits, 1):
-        console.print(f"{rank}. [bold]{escape(hit.title)}[/bold]  [dim]{hit.id}[/dim]")
-        if hit.heading_path:
-            console.print(f"   {' > '.join(hit.heading_path)}", markup=False)
+        console.print(f"{rank}. [bold]{escape(hit.where())}[/bold]  [dim]{hit.id}[/dim]")
         console.print(f"   {hit.anchor_url or hit.url}", markup=False)
         console.print(f"   {' '.join(hit.snippet.split())}", markup=False)
 

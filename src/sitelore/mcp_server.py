@@ -204,9 +204,8 @@ def _short(text: str) -> str:
 
 def _hit_text(rank: int, hit: SearchHit, text: str) -> str:
     """One search hit for an agent: where it is (title > headings, URL#anchor), then its text."""
-    where = " > ".join([hit.title, *hit.heading_path])
     return (
-        f"[{rank}] {_short(where)}\nurl: {hit.anchor_url or hit.url}\n"
+        f"[{rank}] {_short(hit.where())}\nurl: {hit.anchor_url or hit.url}\n"
         f"id: {hit.id}  section: {hit.section}\n\n{text}"
     )
 

@@ -315,6 +315,14 @@ class SearchHit:
     start: int = 0
     end: int = 0
 
+    def where(self) -> str:
+        """``Title > Heading > Subheading``: the page and the section's headings, the
+        page's own h1 (which names it like its title) not said twice."""
+        path = self.heading_path
+        if path and " ".join(path[0].split()) == " ".join(self.title.split()):
+            path = path[1:]
+        return " > ".join((self.title, *path))
+
 
 class ChangeKind(enum.StrEnum):
     """What a crawl found for one page compared with the store (incremental re-crawls)."""

@@ -51,7 +51,7 @@ async def test_search_returns_the_best_section_itself_once(tmp_path: Path) -> No
         found = await client.call_tool("search-documents", question)
 
     text = text_of(found)
-    assert "[1] Client > Client > Timeouts" in text
+    assert "[1] Client > Timeouts" in text
     assert f"url: {_URL}#timeouts" in text
     assert "Pass `timeout=5` to give up after five seconds." in text  # the section's Markdown
     assert "Paragraph 3 " not in text  # not the whole page

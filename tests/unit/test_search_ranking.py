@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from sitelore.models import SearchHit
 from sitelore.store._query import fts5_query, search_terms, tsquery_terms
 from sitelore.store._ranking import Candidate, candidate_sizes, enough_pages, page_key, rank_pages
 
@@ -121,3 +122,23 @@ def test_more_sections_are_fetched_until_enough_pages() -> None:
     assert enough_pages(few_pages[:30], 80, 10)  # fewer than asked: that is all there is
     many = [_found(f"https://d.test/{i}", -1.0) for i in range(80)]
     assert enough_pages(many, 80, 10)
+
+
+@pytest.mark.parametrize(
+    ("title", "path", "where"),
+    [
+        (
+            "Retries and backoff",
+            ("Retries and backoff", "Backoff schedule"),
+            "Retries and backoff > Backoff schedule",
+        ),
+        ("Retries  and backoff", ("Retries and backoff",), "Retries  and backoff"),
+        ("Tasks - Lumen", ("Tasks", "Lifecycle"), "Tasks - Lumen > Tasks > Lifecycle"),
+        ("Notes", (), "Notes"),
+    ],
+)
+def test_a_hit_says_where_it_is_without_repeating_the_title(
+    title: str, path: tuple[str, ...], where: str
+) -> None:
+    hit = SearchHit(id="x", url="u", title=title, snippet="", score=0.0, heading_path=path)
+    assert hit.where() == where
