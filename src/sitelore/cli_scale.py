@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -65,13 +66,22 @@ def _required(frontier: str | None) -> str:
 
 
 def enqueue_command(
-    settings: Settings, url: str, options: CrawlOptions, frontier: str, *, as_json: bool
+    settings: Settings,
+    url: str,
+    options: CrawlOptions,
+    frontier: str,
+    *,
+    as_json: bool,
+    capture: Path | None = None,
+    replay: Path | None = None,
 ) -> None:
     """``crawl URL --frontier ...``: check the seed, queue the crawl, print its id."""
     frontier = _required(frontier)
     from sitelore import bootstrap_scale  # needs the "scale" extra: imported when used
 
-    queued = run_async(bootstrap_scale.enqueue(settings, frontier, url, options))
+    queued = run_async(
+        bootstrap_scale.enqueue(settings, frontier, url, options, capture=capture, replay=replay)
+    )
     if as_json:
         print_json(queued.to_json())
     else:
@@ -81,7 +91,7 @@ def enqueue_command(
             f"[--crawl {queued.crawl_id}]"
         )
         out_console.print(f"  progress:     sitelore crawl-status {queued.crawl_id} --frontier ...")
-    for note in queued.clamped:
+    for note in (*queued.clamped, *queued.warnings):
         err_console.print(f"warning: {note}")
 
 

@@ -105,9 +105,17 @@ class Politeness:
         """Why no more requests may go to ``origin`` (a throttle we cannot honour), or None."""
         return self._throttled.get(origin)
 
-    def spacing(self, origin: str) -> float:
-        """Return the minimum seconds between the starts of two requests to ``origin``."""
-        return max(self._delay, self._crawl_delays.get(origin, 0.0))
+    def throttle(self, origin: str, reason: str) -> None:
+        """Make no more requests to ``origin`` (the first reason given stays)."""
+        self._throttled.setdefault(origin, reason)
+
+    def spacing(self, origin: str, delay: float = 0.0) -> float:
+        """Return the minimum seconds between the starts of two requests to ``origin``.
+
+        ``delay``: the asking crawl's own delay, when crawls with different delays
+        share this table (each origin is spaced by the largest).
+        """
+        return max(self._delay, delay, self._crawl_delays.get(origin, 0.0))
 
     def ready_at(self, origin: str) -> float:
         """Return the monotonic time the next request to ``origin`` may start.
@@ -120,11 +128,11 @@ class Politeness:
         """Return the seconds to wait at ``now`` before requesting ``origin`` (>= 0)."""
         return max(0.0, self.ready_at(origin) - now)
 
-    def record_request(self, origin: str, now: float) -> None:
-        """Record that a request to ``origin`` starts at ``now``."""
+    def record_request(self, origin: str, now: float, *, delay: float = 0.0) -> None:
+        """Record that a request to ``origin`` starts at ``now`` (``delay``: see spacing)."""
         if origin in self._unpaceable and origin not in self._throttled:
             self._throttled[origin] = _CRAWL_DELAY_OVER_CAP
-        self._push(origin, now + self.spacing(origin))
+        self._push(origin, now + self.spacing(origin, delay))
 
     def reserve(self, origin: str, now: float) -> float:
         """Book the next start slot of ``origin``; return the seconds to wait for it.
@@ -136,11 +144,14 @@ class Politeness:
         self.record_request(origin, now + wait)
         return wait
 
-    def push_back(self, origin: str, now: float, seconds: float | None) -> bool:
+    def push_back(
+        self, origin: str, now: float, seconds: float | None, *, deadline: float | None = None
+    ) -> bool:
         """Honour a Retry-After of ``seconds`` received at ``now``; None: no-op.
 
         Returns False, and throttles the origin, when the wait is longer than
-        ``max_retry_after`` or would reach the deadline.
+        ``max_retry_after`` or would reach the deadline (the asking crawl's
+        ``deadline`` when given, else the table's).
 
         >>> polite = Politeness(1.0, deadline=600.0)
         >>> polite.push_back("https://a.example", now=10.0, seconds=86400.0)
@@ -150,7 +161,8 @@ class Politeness:
         """
         if seconds is None or math.isnan(seconds) or seconds <= 0:
             return True
-        refusal = retry_after_refusal(seconds, left=self._deadline - now, cap=self._max_retry_after)
+        end = self._deadline if deadline is None else deadline
+        refusal = retry_after_refusal(seconds, left=end - now, cap=self._max_retry_after)
         if refusal is not None:
             self._throttled.setdefault(origin, refusal)
             return False

@@ -20,7 +20,7 @@ from sitelore.errors import (
 from sitelore.models import CrawlOptions, CrawlSummary, Headers, Snapshot
 from sitelore.ports import HopCheck
 from sitelore.robots import RobotsRules, allow_all_policy, create_robots_policy, parse_robots_txt
-from sitelore.spider import Spider
+from sitelore.crawl import Spider
 from sitelore.store import open_store
 
 HTML = "text/html; charset=utf-8"

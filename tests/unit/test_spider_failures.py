@@ -18,7 +18,7 @@ from sitelore.errors import StoreError, StoreLocationError
 from sitelore.models import CrawlOptions, CrawlSummary, Document, FetchMeta, UpsertResult
 from sitelore.ports import Converter
 from sitelore.robots import allow_all_policy
-from sitelore.spider import Spider
+from sitelore.crawl import Spider
 from sitelore.store import open_store
 
 HOSTILE = "https://docs.test/a"

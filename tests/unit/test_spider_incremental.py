@@ -20,7 +20,7 @@ from sitelore.robots import (
     parse_robots_txt,
 )
 from sitelore.sitemaps import BeforeFetch, SitemapResult
-from sitelore.spider import Spider
+from sitelore.crawl import Spider
 from sitelore.store import MEMORY, SQLiteStore
 
 SEED = "https://docs.test/"
