@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import os
 import re
 import secrets
@@ -39,7 +40,15 @@ from sitelore.worker import (
     new_crawl_id,
 )
 
-__all__ = ["crawl_status", "default_worker_id", "enqueue", "open_frontier", "run_worker"]
+__all__ = [
+    "ScaledCrawl",
+    "crawl_status",
+    "default_worker_id",
+    "enqueue",
+    "open_frontier",
+    "run_and_wait",
+    "run_worker",
+]
 
 
 def default_worker_id() -> str:
@@ -168,6 +177,40 @@ async def run_worker(
         with _stop_on_signals(worker, enabled=handle_signals):
             await worker.run(crawl_id=crawl_id, exit_when_idle=exit_when_idle)
         return worker.tallies
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ScaledCrawl:
+    """A scale-out crawl run to its end: its progress record and its pages' changes."""
+
+    status: CrawlStatus
+    changes: list[tuple[str, str]]
+
+
+async def run_and_wait(
+    settings: Settings,
+    frontier_url: str,
+    seed: str,
+    options: CrawlOptions,
+    *,
+    incremental: bool = False,
+    resolver: Resolver | None = None,
+) -> ScaledCrawl:
+    """Queue a crawl, work on it here (other workers may join) until it ends, and read it.
+
+    For ``sitelore update --frontier``: the report needs the whole crawl. Raises
+    ``UsageError`` for a seed a local crawl would refuse.
+    """
+    queued = await enqueue(
+        settings, frontier_url, seed, options, incremental=incremental, resolver=resolver
+    )
+    await run_worker(
+        settings, frontier_url, crawl_id=queued.crawl_id, resolver=resolver, handle_signals=False
+    )
+    async with open_frontier(frontier_url) as frontier:
+        status = await frontier.status(queued.crawl_id)
+        changes = await frontier.changes(queued.crawl_id)
+    return ScaledCrawl(status, changes)
 
 
 def _absolute(path: str | Path) -> str:

@@ -56,7 +56,7 @@ def _importable(name: str) -> bool:
     return True
 
 
-def _required(frontier: str | None) -> str:
+def require_frontier(frontier: str | None) -> str:
     if not frontier:
         raise UsageError("--frontier redis://HOST:PORT/DB is required (or set SITELORE_FRONTIER)")
     missing = [name for name in ("redis", "psycopg") if not _importable(name)]
@@ -76,7 +76,7 @@ def enqueue_command(
     replay: Path | None = None,
 ) -> None:
     """``crawl URL --frontier ...``: check the seed, queue the crawl, print its id."""
-    frontier = _required(frontier)
+    frontier = require_frontier(frontier)
     from sitelore import bootstrap_scale  # needs the "scale" extra: imported when used
 
     queued = run_async(
@@ -185,7 +185,7 @@ def register(app: typer.Typer) -> None:
         debug: DebugOpt = False,
     ) -> None:
         """Run a scale-out worker: fetch URLs of queued crawls and store the documents."""
-        url = _required(frontier)
+        url = require_frontier(frontier)
         settings = load_cli_settings(
             config=config, db=db, allow_private=allow_private, resolve=resolve
         )
@@ -230,7 +230,7 @@ def register(app: typer.Typer) -> None:
         debug: DebugOpt = False,
     ) -> None:
         """Show a scale-out crawl's progress, read from Redis."""
-        url = _required(frontier)
+        url = require_frontier(frontier)
         setup_logging(debug, progress=False)
         from sitelore import bootstrap_scale
 

@@ -105,7 +105,12 @@ def _flaky(body: str) -> Handler:
 
 def _main_site(other: str) -> dict[str, Handler]:
     return {
-        "/robots.txt": text(ALLOW),
+        "/robots.txt": text(ALLOW + "Sitemap: /sitemap.xml\n"),
+        "/sitemap.xml": text(
+            "<?xml version='1.0'?><urlset xmlns='http://www.sitemaps.org/schemas/sitemap/0.9'>"
+            "<url><loc>/orphan</loc></url></urlset>"
+        ),
+        "/orphan": html("only the sitemap links here"),
         "/": links("/a", "/private/x", "/go", "/dup", "/missing", "/flaky", "/hidden"),
         "/a": links("/b", other + "/outside"),
         "/b": html("b page"),
@@ -147,6 +152,9 @@ async def sites() -> AsyncIterator[list[str]]:
             CrawlOptions(delay=0.0, max_depth=3, concurrency=2, same_domain=False), id="any-domain"
         ),
         pytest.param(CrawlOptions(delay=0.0, max_depth=1, concurrency=1), id="shallow"),
+        pytest.param(
+            CrawlOptions(delay=0.0, max_depth=3, concurrency=2, sitemap=True), id="sitemap"
+        ),
     ],
 )
 async def test_both_frontiers_store_skip_and_fail_alike(
@@ -159,6 +167,7 @@ async def test_both_frontiers_store_skip_and_fail_alike(
     assert local.documents == scaled.documents
     assert local.skipped == scaled.skipped
     assert local.errors == scaled.errors
+    assert ("o0/orphan" in local.documents) == options.sitemap
     assert {"o0/", "o0/a", "o0/flaky"} <= local.documents  # the comparison is not vacuous
     assert "o0/hidden" not in local.documents
     assert local.errors == {"http-status": 1}

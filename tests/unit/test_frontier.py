@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from sitelore.errors import InvalidURLError
-from sitelore.frontier import Frontier, CrawlItem
+from sitelore.frontier import CrawlItem, Frontier
 from sitelore.models import CrawlOptions, SkipReason
 from sitelore.urls import Scope, normalize_url
 

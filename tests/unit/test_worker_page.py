@@ -14,7 +14,7 @@ from tests.fakes import FakeClock
 from sitelore.convert import DocumentConverter
 from sitelore.crawl.page import PagePipeline
 from sitelore.errors import BlockedURLError, NetworkError
-from sitelore.frontier_redis import Completion, FrontierItem, Lease
+from sitelore.frontier_redis import Completion, FrontierItem, Lease, Outcome
 from sitelore.models import CrawlOptions, Headers, Limits, Snapshot
 from sitelore.ports import HopCheck
 from sitelore.revisit import Revisit
@@ -168,7 +168,7 @@ async def test_robots_txt_is_fetched_under_the_lease_and_the_url_goes_back(
     first = await page.process(lease(SEED + "a"), 30)
     second = await page.process(lease(SEED + "a"), 30)
 
-    assert first == Completion(outcome="requeue", delay_ms=2000)
+    assert first == Completion(outcome=Outcome.REQUEUE, delay_ms=2000)
     assert world.loads == ["https://docs.test"]  # once: the rules are shared after that
     assert "https://docs.test" in world.shelf.saved
     assert second.outcome == "done"
@@ -181,7 +181,7 @@ async def test_a_disallowed_url_is_skipped_without_a_request(store: SQLiteStore)
 
     done = await processor(world, store).process(lease(SEED + "private/x"), 30)
 
-    assert done == Completion(outcome="skip", delay_ms=2000, stats={"skipped_robots": 1})
+    assert done == Completion(outcome=Outcome.SKIP, delay_ms=2000, stats={"skipped_robots": 1})
     assert world.site.requested == []
 
 
@@ -191,7 +191,7 @@ async def test_a_url_the_guard_refuses_is_skipped(store: SQLiteStore) -> None:
 
     done = await processor(world, store).process(lease(SEED + "x"), 30)
 
-    assert done == Completion(outcome="skip", stats={"skipped_blocked": 1})
+    assert done == Completion(outcome=Outcome.SKIP, stats={"skipped_blocked": 1})
 
 
 async def test_a_page_is_stored_and_its_links_queued_one_level_deeper(
@@ -304,7 +304,7 @@ async def test_a_retry_after_the_crawl_cannot_wait_throttles_the_origin(
     assert failed.outcome == "done"
     assert "http-status" in failed.error
     assert "longer than the crawl may wait" in world.shelf.throttles["https://docs.test"]
-    assert skipped == Completion(outcome="skip", stats={"skipped_throttled": 1})
+    assert skipped == Completion(outcome=Outcome.SKIP, stats={"skipped_throttled": 1})
     assert world.site.requested == [SEED + "a"]
 
 

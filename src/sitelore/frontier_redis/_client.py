@@ -117,6 +117,8 @@ class Completion:
     delay_ms: int = -1
     backoff_ms: int = 0
     error: str = ""
+    #: ``kind\turl``: what an incremental crawl's page changed (for its report).
+    change: str = ""
     stats: Mapping[str, int] = dataclasses.field(default_factory=dict)
     links: Sequence[FrontierItem] = ()
 
@@ -350,6 +352,7 @@ class RedisFrontier:
             completion.delay_ms,
             completion.backoff_ms,
             completion.error,
+            completion.change,
         ]
         args += _packed(completion.stats, completion.links, buckets)
         acked, added = await self._run("COMPLETE", crawl_id, args)
@@ -426,6 +429,13 @@ class RedisFrontier:
             errors=[str(e) for e in errors],
             dead=int(dead),
         )
+
+    async def changes(self, crawl_id: str) -> list[tuple[str, str]]:
+        """An incremental crawl's pages as ``(change kind, URL)``, in completion order."""
+        with self._errors("read changes"):
+            lines = await self._redis.lrange(f"{self.prefix(crawl_id)}:changes", 0, -1)
+        pairs = (str(line).partition("\t") for line in lines)
+        return [(kind, url) for kind, _, url in pairs]
 
     async def held(self, crawl_id: str, worker: str) -> list[str]:
         """URLs ``worker`` holds leases on right now (for operators and tests)."""

@@ -29,6 +29,7 @@ Keys under ``P`` (the layout of research/distributed.md section 3.2, adapted):
 ``wl:<worker>``    SET     lease ids a worker holds
 ``workers``        ZSET    worker id -> last heartbeat (ms)
 ``errors``         LIST    the last 100 page errors (``url\\tkind\\tmessage``)
+``changes``        LIST    an incremental crawl's pages (``kind\\turl``), for its report
 ``dead``           LIST    URLs given up after ``max_attempts`` reclaims
 ``O:<host>``       HASH    ``next`` (ms): the origin's next-allowed time, all crawls
 ``O:busy:<host>``  STRING  the lease id holding the origin (expires with the lease)
@@ -161,7 +162,7 @@ local function finish(now, reason)
   redis.call('DEL', P .. ':hostset', P .. ':hosts', P .. ':leases', P .. ':inflight',
              P .. ':workers', P .. ':seq')
   local keep = tonumber(redis.call('HGET', meta, 'keep_ms') or '604800000')
-  for _, key in ipairs({meta, P .. ':stats', P .. ':errors', P .. ':dead'}) do
+  for _, key in ipairs({meta, P .. ':stats', P .. ':errors', P .. ':dead', P .. ':changes'}) do
     redis.call('PEXPIRE', key, keep)
   end
 end
@@ -278,7 +279,8 @@ return {'lease', id, host, item, now, tonumber(m[2])}
 )
 
 #: ARGV: worker, lease id, outcome (done|retry|requeue|skip), delay_ms (-1: keep),
-#: backoff_ms, error ('' = none), nstats, (name, increment)*, nlinks, (fp, bucket, host, item)*.
+#: backoff_ms, error ('' = none), change ('' = none; ``kind\turl`` of an incremental
+#: crawl's page), nstats, (name, increment)*, nlinks, (fp, bucket, host, item)*.
 #: ``done``: a request was made. ``retry``: it failed, try again (attempt + 1; given up
 #: into ``dead`` once ``max_attempts`` is reached).
 #: ``requeue``: robots.txt was fetched instead; the URL goes back untouched.
@@ -291,8 +293,9 @@ local worker, id, outcome = ARGV[1], ARGV[2], ARGV[3]
 local delay_ms, backoff = tonumber(ARGV[4]), tonumber(ARGV[5])
 local now = now_ms()
 local running = redis.call('HGET', P .. ':meta', 'state') == 'running'
-local nstats = tonumber(ARGV[7])
-local i = 8
+if ARGV[7] ~= '' then redis.call('RPUSH', P .. ':changes', ARGV[7]) end
+local nstats = tonumber(ARGV[8])
+local i = 9
 for _ = 1, nstats do
   redis.call('HINCRBY', P .. ':stats', ARGV[i], ARGV[i + 1])
   i = i + 2

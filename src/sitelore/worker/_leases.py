@@ -116,9 +116,17 @@ class LinkFilter:
 
 
 def completion_of(
-    result: PageResult, item: CrawlItem, links: LinkFilter, delay_ms: int
+    result: PageResult,
+    item: CrawlItem,
+    links: LinkFilter,
+    delay_ms: int,
+    *,
+    record_change: bool = False,
 ) -> Completion:
-    """The ack of one leased URL, from its page result."""
+    """The ack of one leased URL, from its page result.
+
+    ``record_change``: an incremental crawl keeps each page's change for its report.
+    """
     if result.crawl_delay_ms is not None:
         delay_ms = max(delay_ms, min(result.crawl_delay_ms, MAX_CRAWL_DELAY_MS))
     elif result.step is Step.SKIP:
@@ -158,11 +166,15 @@ def completion_of(
     if result.skip is not None:
         _count(stats, Stat.skipped(result.skip))
     found = links.items(result.links, item.depth + 1, stats) if result.links else []
+    change = ""
+    if record_change and outcome.change is not None:
+        change = f"{outcome.change}\t{outcome.url}"
     return Completion(
         outcome=Outcome.DONE,
         delay_ms=delay_ms,
         backoff_ms=backoff_ms,
         error=error,
+        change=change,
         stats=stats,
         links=found,
     )

@@ -287,7 +287,13 @@ class _Session:
                 assert self._robots is not None
                 log.warning("throttled %s: %s", lease.origin, result.throttle)
                 await self._robots.throttle(lease.origin, result.throttle)
-            completion = completion_of(result, lease.item, self._links, self._delay_ms)
+            completion = completion_of(
+                result,
+                lease.item,
+                self._links,
+                self._delay_ms,
+                record_change=self.meta.incremental,
+            )
             await self._ack(lease.lease, completion)
         finally:
             self.worker.slots.release()
