@@ -16,7 +16,6 @@ and offered links keep BFS order whatever each conversion takes.
 from __future__ import annotations
 
 import asyncio
-import math
 from typing import Protocol
 
 from sitelore.crawl.port import CrawlItem, PageResult, Step, Turn
@@ -194,7 +193,7 @@ class MemoryFrontier:
                 self._reporter.warn(f"throttled {key}: {throttle}; its other URLs skipped")
         elif seconds > 0:
             now = self._clock.monotonic()
-            self.origins.politeness.push_back(key, now, seconds, deadline=math.inf)
+            self.origins.politeness.push_back(key, now, seconds)
 
 
 class MemoryLease:
