@@ -19,8 +19,9 @@ Life of a URL::
                                                        first, a retry, the deadline)
         -> done(item)                                   the page's links have been offered
         -> done(item) + offer_hop(item, target)         it redirected: the target is
-                                                       queued as its own item, or False
-                                                       when the crawl already knows it
+                                                       queued as its own item on the
+                                                       page's slot (taken first), or
+                                                       False when the crawl knows it
 
 Guarantees:
 
@@ -113,6 +114,7 @@ class Frontier:
         "_counts",
         "_examples",
         "_extra",
+        "_hops",
         "_in_flight",
         "_known",
         "_levels",
@@ -142,6 +144,8 @@ class Frontier:
         self._taken = 0
         # Queued URLs that are more than a link: a retry (attempt) or a redirect target.
         self._extra: dict[str, tuple[int, int, str | None]] = {}
+        # Redirect targets: they go on with their page, on its page slot, before the rest.
+        self._hops: deque[CrawlItem] = deque()
 
     # --- discovering ---------------------------------------------------------------------
 
@@ -190,6 +194,11 @@ class Frontier:
         wait for shallower pages still in flight (BFS order). Call again after a
         :meth:`done` or :meth:`release`; :attr:`finished` tells when to stop.
         """
+        if self._hops:
+            hop = self._hops.popleft()
+            self._queued -= 1
+            self._in_flight[hop.depth] += 1
+            return hop
         if self._taken >= self._max_pages:
             return None
         for depth, level in enumerate(self._levels):
@@ -211,7 +220,8 @@ class Frontier:
     def release(self, item: CrawlItem, reason: SkipReason = SkipReason.ROBOTS) -> None:
         """Record that ``item`` was skipped without a request; its page slot comes back."""
         self._known[item.url] = _REJECTED
-        self._taken -= 1
+        if not item.hops:  # a redirect target used its page's slot
+            self._taken -= 1
         self._in_flight[item.depth] -= 1
         self._count(reason, url=item.url)
 
@@ -222,20 +232,24 @@ class Frontier:
         (robots.txt was fetched first, the deadline came): until taken again it counts
         in :attr:`unfetched`, not in ``skipped``.
         """
+        self._queued += 1
+        self._in_flight[item.depth] -= 1
+        if item.hops:  # on its page's slot, first again
+            self._hops.appendleft(item)
+            return
         self._known[item.url] = _QUEUED
         self._levels[item.depth].appendleft(item.url)
-        if item.attempt or item.hops:
-            self._extra[item.url] = (item.attempt, item.hops, item.via)
-        self._queued += 1
+        if item.attempt:
+            self._extra[item.url] = (item.attempt, 0, None)
         self._taken -= 1
-        self._in_flight[item.depth] -= 1
 
     def offer_hop(self, item: CrawlItem, target: str) -> bool:
         """Queue the redirect target of ``item`` at its depth; False if the crawl knows it.
 
         The target is queued whatever the scope (its links are followed only if it is
-        in scope), at the head of its depth so the page's chain goes on next. A target
-        already queued, fetched or released is counted as a ``duplicate``.
+        in scope) and goes on with its page: on the page's slot (past the budget too),
+        before any other URL. A target already queued, fetched or released is counted
+        as a ``duplicate``.
         """
         normalized = self._normalized(target)
         if normalized is None:
@@ -244,10 +258,10 @@ class Frontier:
         if self._known.get(normalized, _FILTERED) != _FILTERED:
             self._count(SkipReason.DUPLICATE)
             return False
-        self._known[normalized] = _QUEUED
+        self._known[normalized] = _FETCHED
         self._too_deep.discard(normalized)
-        self._enqueue(normalized, item.depth, head=True)
-        self._extra[normalized] = (0, item.hops + 1, item.via or item.url)
+        self._hops.append(CrawlItem(normalized, item.depth, 0, item.hops + 1, item.via or item.url))
+        self._queued += 1
         return True
 
     def done(self, item: CrawlItem) -> None:
@@ -284,7 +298,11 @@ class Frontier:
     @property
     def finished(self) -> bool:
         """True when no item will ever be taken again: nothing in flight, nothing startable."""
-        return self.in_flight == 0 and (self._queued == 0 or self._taken >= self._max_pages)
+        return (
+            self.in_flight == 0
+            and not self._hops
+            and (self._queued == 0 or self._taken >= self._max_pages)
+        )
 
     @property
     def truncated(self) -> bool:
@@ -360,15 +378,12 @@ class Frontier:
         self._enqueue(url, depth)
         return None
 
-    def _enqueue(self, url: str, depth: int, *, head: bool = False) -> None:
+    def _enqueue(self, url: str, depth: int) -> None:
         levels = self._levels
         while len(levels) <= depth:
             levels.append(deque())
             self._in_flight.append(0)
-        if head:
-            levels[depth].appendleft(url)
-        else:
-            levels[depth].append(url)
+        levels[depth].append(url)
         self._queued += 1
 
     def _count(self, reason: SkipReason, n: int = 1, *, url: str | None = None) -> None:

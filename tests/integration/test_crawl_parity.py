@@ -264,3 +264,13 @@ async def test_two_redis_crawls_of_one_origin_share_its_robots_and_spacing(
     assert set(tallies) == {first.crawl_id, second.crawl_id}
     assert [status.stats.get("indexed") for status in done] == [6, 6]
     _assert_one_origin_politely(log)
+
+
+async def test_a_one_page_crawl_of_a_redirect_stores_its_target_in_both(
+    tmp_path: Path, sites: list[str]
+) -> None:
+    """``fetch URL`` semantics: the hop goes on with its page, on the page's one slot."""
+    options = CrawlOptions(delay=0.0, max_pages=1, max_depth=0)
+    local = await _local(tmp_path, sites[0] + "/go", options, sites)
+    scaled = await _redis(tmp_path, sites[0] + "/go", options, sites)
+    assert local.documents == scaled.documents == {"o1/landing"}

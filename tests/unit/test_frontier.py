@@ -417,3 +417,19 @@ def test_urls_left_by_the_page_budget_are_named_under_cap() -> None:
     frontier = _frontier(max_pages=3)
     _drain(frontier, SITE)
     assert frontier.skipped_urls["cap"] == [_url(p) for p in ["c", "a1", "a2", "b1"]]
+
+
+def test_a_redirect_target_goes_on_with_its_page_past_the_budget() -> None:
+    """``fetch URL`` is a one-page crawl: a redirect must still reach its target."""
+    options = CrawlOptions(max_pages=1, max_depth=0)
+    frontier = Frontier(SEED, options, Scope.from_options(SEED, options))
+    seed = frontier.take()
+    assert seed is not None
+    frontier.done(seed)
+    assert frontier.offer_hop(seed, _url("moved"))
+    assert not frontier.finished
+    hop = frontier.take()
+    assert hop == CrawlItem(_url("moved"), 0, 0, 1, SEED)
+    frontier.release(hop)  # robots said no: no slot comes back, the page had it
+    assert frontier.budget_left == 0
+    assert frontier.finished

@@ -340,6 +340,27 @@ class TestScope:
         ]
         assert "https://other.test/more" not in [u for _, u in fetcher.requests]
 
+    async def test_a_one_page_fetch_follows_its_redirect(self) -> None:
+        """``fetch URL`` (one page, depth 0): the redirect target is the page, stored."""
+        routes = {
+            "https://docs.test/old": Route(redirect="https://docs.test/new"),
+            "https://docs.test/new": Route(page("New home")),
+        }
+        summary, fetcher, _ = await run_crawl(
+            routes, "https://docs.test/old", max_pages=1, max_depth=0
+        )
+        [only] = summary.pages
+        assert (only.url, only.final_url, only.indexed) == (
+            "https://docs.test/old",
+            "https://docs.test/new",
+            True,
+        )
+        assert [url for _, url in fetcher.requests] == [
+            "https://docs.test/old",
+            "https://docs.test/new",
+        ]
+        assert not summary.truncated
+
     async def test_redirect_to_fetched_page_makes_no_second_document(self) -> None:
         """A redirect landing on an already-fetched URL is counted as a duplicate."""
         routes = {

@@ -118,8 +118,14 @@ local function enqueue(now, i, count)
     local fp, bucket, host, item = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
     i = i + 4
     if redis.call('SADD', P .. ':seen:' .. bucket, fp) == 1 then
-      local _, depth = parse_item(item)
-      redis.call('RPUSH', qkey(host, band_of(depth)), item)
+      local _, depth, flag = parse_item(item)
+      if flag ~= '' then
+        -- A redirect target goes on with its page: first in its band, on the page's slot.
+        redis.call('LPUSH', qkey(host, band_of(depth)), item)
+        redis.call('HINCRBY', P .. ':meta', 'pages_left', 1)
+      else
+        redis.call('RPUSH', qkey(host, band_of(depth)), item)
+      end
       redis.call('SADD', P .. ':hostset', host)
       added = added + 1
       local state = redis.call('HMGET', P .. ':h:' .. host, 'inflight', 'next')
