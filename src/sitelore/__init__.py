@@ -1,7 +1,100 @@
-"""sitelore: websites into a local, searchable, replayable Markdown store, politely and safely."""
+"""sitelore: websites into a local, searchable, replayable Markdown store, politely and safely.
+
+The public library, as ``sitelore.NAME`` (``__all__`` below is the promise; everything
+else is internal and may move). Names are imported on first use, so ``import
+sitelore`` stays cheap for the CLI's read commands::
+
+    import sitelore
+
+    async with sitelore.Runtime(sitelore.Settings(store="docs.db")) as runtime:
+        summary = await runtime.crawl("https://docs.example.com/", sitelore.CrawlOptions())
+"""
 
 from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
 __version__ = "0.1.0"
 
-__all__ = ["__version__"]
+#: Public name -> the module that defines it.
+_EXPORTS: dict[str, str] = {
+    "ChangeKind": "sitelore.models",
+    "ChangeReport": "sitelore.changes",
+    "ConfigError": "sitelore.errors",
+    "CrawlOptions": "sitelore.models",
+    "CrawlSummary": "sitelore.models",
+    "Document": "sitelore.models",
+    "DocumentConverter": "sitelore.convert",
+    "Limits": "sitelore.models",
+    "PageError": "sitelore.models",
+    "PageOutcome": "sitelore.models",
+    "Runtime": "sitelore.bootstrap",
+    "Settings": "sitelore.config",
+    "SiteloreError": "sitelore.errors",
+    "SkipReason": "sitelore.models",
+    "SourceSpec": "sitelore.config",
+    "UsageError": "sitelore.errors",
+    "is_allowed": "sitelore.robots",
+    "normalize_url": "sitelore.urls",
+    "open_store": "sitelore.store",
+    "parse_robots_txt": "sitelore.robots",
+}
+
+__all__ = [
+    "ChangeKind",
+    "ChangeReport",
+    "ConfigError",
+    "CrawlOptions",
+    "CrawlSummary",
+    "Document",
+    "DocumentConverter",
+    "Limits",
+    "PageError",
+    "PageOutcome",
+    "Runtime",
+    "Settings",
+    "SiteloreError",
+    "SkipReason",
+    "SourceSpec",
+    "UsageError",
+    "__version__",
+    "is_allowed",
+    "normalize_url",
+    "open_store",
+    "parse_robots_txt",
+]
+
+if TYPE_CHECKING:
+    from sitelore.bootstrap import Runtime
+    from sitelore.changes import ChangeReport
+    from sitelore.config import Settings, SourceSpec
+    from sitelore.convert import DocumentConverter
+    from sitelore.errors import ConfigError, SiteloreError, UsageError
+    from sitelore.models import (
+        ChangeKind,
+        CrawlOptions,
+        CrawlSummary,
+        Document,
+        Limits,
+        PageError,
+        PageOutcome,
+        SkipReason,
+    )
+    from sitelore.robots import is_allowed, parse_robots_txt
+    from sitelore.store import open_store
+    from sitelore.urls import normalize_url
+
+
+def __getattr__(name: str) -> Any:
+    """Import a public name from its module on first use (PEP 562)."""
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'sitelore' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
