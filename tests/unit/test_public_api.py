@@ -9,13 +9,29 @@ import pytest
 
 import sitelore
 
-PUBLIC = """
-ChangeKind ChangeReport ConfigError CrawlOptions CrawlSummary
-Document DocumentConverter Limits PageError PageOutcome
-Runtime Settings SiteloreError SkipReason SourceSpec
-UsageError __version__ is_allowed normalize_url open_store
-parse_robots_txt
-""".split()
+PUBLIC = [
+    "ChangeKind",
+    "ChangeReport",
+    "ConfigError",
+    "CrawlOptions",
+    "CrawlSummary",
+    "Document",
+    "DocumentConverter",
+    "Limits",
+    "PageError",
+    "PageOutcome",
+    "Runtime",
+    "Settings",
+    "SiteloreError",
+    "SkipReason",
+    "SourceSpec",
+    "UsageError",
+    "__version__",
+    "is_allowed",
+    "normalize_url",
+    "open_store",
+    "parse_robots_txt",
+]
 
 
 def test_all_is_pinned() -> None:
