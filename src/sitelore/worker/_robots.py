@@ -1,11 +1,11 @@
-"""robots.txt rules shared by every worker of a crawl: fetched once per origin, kept in Redis.
+"""robots.txt rules shared by every crawl of a Redis namespace: fetched once per origin.
 
 Only the worker holding an origin's lease may fetch its robots.txt (the lease is the
-per-origin lock), so across all workers each origin's robots.txt is requested once per
-TTL. The rules travel as JSON (patterns, not compiled matchers) and each worker keeps a
-short-lived local copy. Throttles live beside the rules: an origin that asked for a
-wait the crawl cannot make (Retry-After, Crawl-delay) is marked once, and no worker
-requests it again. Parsing and matching stay in ``sitelore.robots``; the request
+per-origin lock, across crawls), so each origin's robots.txt is requested once per TTL
+for all workers and crawls. The rules travel as JSON (patterns, not compiled matchers)
+and each worker keeps a short-lived local copy. Throttles stay per crawl: an origin
+that asked for a wait the crawl cannot make (Retry-After, Crawl-delay) is marked once,
+and no worker of that crawl requests it again. Parsing and matching stay in ``sitelore.robots``; the request
 goes through ``sitelore.robots_loader`` (the fetcher, with its address guard).
 """
 
