@@ -422,7 +422,7 @@ class PostgresStore:
             return []
         async with self._connection("search") as conn:
             found, terms = await sections.search_sections(conn, query, limit)
-            hits = rank_pages(found, limit)
+            hits = rank_pages(found, limit, query=query)
             if not hits:
                 return []
             return await _section_snippets(conn, hits, terms)
@@ -462,7 +462,7 @@ class PostgresStore:
         async with self._connection("search") as conn:
             lexical, terms = await sections.search_sections(conn, query, limit)
             near = await vectors.search_vectors(conn, model, vector, candidate_sizes(limit)[0])
-            hits = rank_pages(fuse([lexical, near]), limit)
+            hits = rank_pages(fuse([lexical, near]), limit, query=query)
             if not hits:
                 return []
             return await _section_snippets(conn, hits, terms)

@@ -541,7 +541,7 @@ class SQLiteStore:
             return []
         with self._connection("search") as conn:
             found = sections.search_sections(conn, query, limit)
-        return rank_pages(found, limit)
+        return rank_pages(found, limit, query=query)
 
     async def reindex(self) -> int:
         """Cut every document into sections again; how many documents were cut."""
@@ -580,7 +580,7 @@ class SQLiteStore:
             near = vectors.search_vectors(
                 conn, model, vector, candidate_sizes(limit)[0], use_vec=self._vec
             )
-        return rank_pages(fuse([lexical, near]), limit)
+        return rank_pages(fuse([lexical, near]), limit, query=query)
 
     async def delete(self, id_or_url: str) -> bool:
         """Delete one document by id or URL; True when it existed."""
