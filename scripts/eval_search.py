@@ -272,7 +272,7 @@ async def score_semantic(
         del store  # the vector ranking alone, on a plain connection
         with contextlib.closing(sqlite3.connect(db)) as conn:
             conn.row_factory = sqlite3.Row
-            found = search_vectors(conn, model, vector(query), 80, use_vec=False)
+            found = search_vectors(conn, model, vector(query), 80)
         return rank_pages(found, 10)
 
     async def hybrid(store: SQLiteStore, query: str) -> list[SearchHit]:

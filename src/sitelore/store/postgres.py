@@ -451,6 +451,11 @@ class PostgresStore:
         async with self._connection("vector_counts") as conn:
             return await vectors.counts(conn, model)
 
+    async def has_vectors(self, model: str) -> bool:
+        """Whether any section has a ``model`` vector (cheap)."""
+        async with self._connection("has_vectors") as conn:
+            return await vectors.has_vectors(conn, model)
+
     async def hybrid_search(
         self, query: str, vector: Sequence[float], model: str, *, limit: int = 10
     ) -> builtins.list[SearchHit]:
