@@ -28,6 +28,7 @@ from sitelore.store._vectors import VectorMatrix, section_text, to_bytes
 __all__ = [
     "VECTORS_MIGRATION",
     "MatrixCache",
+    "candidates",
     "counts",
     "has_vectors",
     "pending",
@@ -167,7 +168,16 @@ def search_vectors(
         matrix = VectorMatrix.from_rows(conn.execute(_SCAN, (model,)), dims)
     else:
         matrix = cache.matrix(conn, model, dims)
-    top = matrix.nearest(query, limit)
+    return candidates(conn, matrix.nearest(query, limit))
+
+
+def candidates(
+    conn: sqlite3.Connection, top: Sequence[tuple[int, float]]
+) -> builtins.list[Candidate]:
+    """The sections of ``top`` (key, cosine distance) as candidates, in that order.
+
+    Sections gone since (or of removed pages) are left out.
+    """
     if not top:
         return []
     marks = ", ".join("?" * len(top))

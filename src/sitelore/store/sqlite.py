@@ -35,6 +35,7 @@ Choices worth knowing:
 
 from __future__ import annotations
 
+import asyncio
 import builtins
 import contextlib
 import os
@@ -583,10 +584,18 @@ class SQLiteStore:
         if limit == 0:
             return []
         with self._connection("search") as conn:
-            lexical = sections.search_sections(conn, query, limit)
-            near = vectors.search_vectors(
-                conn, model, vector, candidate_sizes(limit)[0], cache=self._vectors
-            )
+            matrix = self._vectors.matrix(conn, model, len(vector))
+        # The matrix product runs in a thread (numpy lets go of the GIL) while SQLite
+        # ranks the words here (so does sqlite3): on two cores the two overlap.
+        loop = asyncio.get_running_loop()
+        nearest = loop.run_in_executor(None, matrix.nearest, vector, candidate_sizes(limit)[0])
+        try:
+            with self._connection("search") as conn:
+                lexical = sections.search_sections(conn, query, limit)
+        finally:
+            top = await nearest
+        with self._connection("search") as conn:
+            near = vectors.candidates(conn, top)
         return rank_pages(fuse([lexical, near]), limit, query=query)
 
     async def delete(self, id_or_url: str) -> bool:
