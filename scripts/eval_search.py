@@ -45,7 +45,7 @@ from sitelore.config import DEFAULT_SEMANTIC_MODEL
 from sitelore.convert import to_document
 from sitelore.embedding import load_embedder, semantic_installed
 from sitelore.models import Document, FetchMeta, SearchHit
-from sitelore.semantic import embed_pending
+from sitelore.semantic import SemanticSearch, embed_pending
 from sitelore.store import SQLiteStore
 from sitelore.store._ranking import rank_pages
 from sitelore.store._sqlite_vectors import search_vectors
@@ -56,7 +56,7 @@ OUT = REPO / ".eval-search"
 QUESTIONS = REPO / "scripts" / "eval_search_questions.tsv"
 DOC = Path("/usr/share/doc")
 _SAMPLE = 512  # sections embedded to time the model, whatever the store already holds
-GOALS = {"hit@5": 0.65, "p95_ms_100k": 50.0, "hybrid_hit@5": 0.85}
+GOALS = {"hit@5": 0.65, "p95_ms_100k": 50.0, "hybrid_hit@5": 0.85, "hybrid_p95_ms_100k": 150.0}
 
 _RUST_MODULES = (
     *("collections", "fs", "io", "string", "vec", "option", "result", "iter", "sync"),
@@ -272,7 +272,7 @@ async def score_semantic(
         del store  # the vector ranking alone, on a plain connection
         with contextlib.closing(sqlite3.connect(db)) as conn:
             conn.row_factory = sqlite3.Row
-            found = search_vectors(conn, model, vector(query), 80, use_vec=False)
+            found = search_vectors(conn, model, vector(query), 80)
         return rank_pages(found, 10)
 
     async def hybrid(store: SQLiteStore, query: str) -> list[SearchHit]:
@@ -282,7 +282,7 @@ async def score_semantic(
     return await score(db, questions, misses=misses, name="hybrid", search=hybrid)
 
 
-async def score_titles(db: Path, count: int = 150) -> None:
+async def score_titles(db: Path, count: int = 150, *, misses: bool = False) -> None:
     """Keyword queries: the exact titles of ``count`` random pages (seeded); hit@1, hit@5."""
     import sqlite3
 
@@ -300,6 +300,9 @@ async def score_titles(db: Path, count: int = 150) -> None:
             wanted = same[digest] | {url}
             first += bool(urls) and urls[0] in wanted
             top5 += any(found in wanted for found in urls)
+            if misses and not any(found in wanted for found in urls):
+                shown = ", ".join(found.rsplit("/", 1)[-1] for found in urls[:3])
+                print(f"  miss [title] {title!r} ({url.rsplit('/', 1)[-1]}); top: {shown}")
     finally:
         await store.close()
     n = len(pages)
@@ -341,28 +344,61 @@ async def build_synthetic(path: Path, vocabulary: list[str], sections: int) -> f
     return sections / spent
 
 
-async def latency(path: Path, questions: list[Question], runs: int = 3) -> tuple[float, float]:
-    """p50 and p95 over the questions of ``store.search`` (ms, warm, in process).
+async def latency(
+    path: Path, questions: list[Question], runs: int = 3, *, model: str | None = None
+) -> tuple[float, float]:
+    """p50 and p95 over the questions of one search (ms, warm, in process).
 
-    Each question runs ``runs`` times and counts with its median time, so one stall of
-    a busy machine does not decide a percentile.
+    Lexical ``store.search``; with ``model``, hybrid search as the servers run it
+    (:class:`SemanticSearch`: the query embedded, then both rankings fused). Each
+    question runs ``runs`` times and counts with its median time, so one stall of a
+    busy machine does not decide a percentile.
     """
     store = SQLiteStore(path, create=False)
+    searcher = None if model is None else SemanticSearch(store, model)
+
+    async def search(query: str) -> None:
+        if searcher is None:
+            await store.search(query)
+        else:
+            ranked = await searcher.search(query)
+            assert ranked.ranking == "hybrid", ranked.note
+
     timings = []
     try:
         for question in questions[:5]:
-            await store.search(question.text)  # warm the page cache
+            await search(question.text)  # warm the page cache (and load the model)
         for question in questions:
             times = []
             for _ in range(runs):
                 started = time.perf_counter()
-                await store.search(question.text)
+                await search(question.text)
                 times.append((time.perf_counter() - started) * 1000)
             timings.append(statistics.median(times))
     finally:
         await store.close()
     cuts = statistics.quantiles(timings, n=20)
     return statistics.median(timings), cuts[18]
+
+
+async def add_random_vectors(path: Path, model: str, dims: int) -> None:
+    """Give every section of a synthetic store a random unit vector of ``model``.
+
+    Search time does not depend on what the vectors say, and embedding 100k sections
+    would take half an hour here; the query is still embedded by the real model.
+    """
+    import numpy as np
+
+    rng = np.random.default_rng(7)
+    store = SQLiteStore(path, create=False)
+    try:
+        while items := await store.pending_vectors(model, 5000):
+            rows = rng.standard_normal((len(items), dims)).astype(np.float32)
+            rows /= np.linalg.norm(rows, axis=1, keepdims=True)
+            keys = [key for key, _ in items]
+            await store.put_vectors(model, list(zip(keys, rows, strict=True)))
+    finally:
+        await store.close()
 
 
 def cli_wall_time(db: Path, query: str, runs: int = 5) -> float:
@@ -393,13 +429,14 @@ async def main() -> int:
     sites = collections.Counter(q.site for q in questions)
     print(f"questions: {len(questions)} ({', '.join(f'{n} {s}' for s, n in sites.items())})")
     result = await score(db, questions, misses=args.misses)
-    await score_titles(db)
+    await score_titles(db, misses=args.misses)
     ok = result["hit@5"] >= GOALS["hit@5"]
     hybrid = await score_semantic(db, questions, args.model, misses=args.misses)
     if hybrid is not None:
         ok = ok and hybrid["hit@5"] >= GOALS["hybrid_hit@5"]
     if not args.no_latency:
         vocabulary = _vocabulary(db)
+        dims = 0 if hybrid is None else len(load_embedder(args.model).embed(["dims"])[0])
         for size in (10_000, 100_000):
             path = OUT / f"synthetic-{size // 1000}k.db"
             if args.rebuild or not path.exists():
@@ -412,8 +449,20 @@ async def main() -> int:
             )
             if size == 100_000:
                 ok = ok and p95 < GOALS["p95_ms_100k"]
+            if hybrid is not None:
+                await add_random_vectors(path, args.model, dims)
+                p50, p95 = await latency(path, questions, model=args.model)
+                print(
+                    f"hybrid latency at {size // 1000}k sections (random vectors): p50 "
+                    f"{p50:.1f} ms, p95 {p95:.1f} ms (load average {os.getloadavg()[0]:.1f})"
+                )
+                if size == 100_000:
+                    ok = ok and p95 < GOALS["hybrid_p95_ms_100k"]
         p50, p95 = await latency(db, questions)
         print(f"search latency on the corpus: p50 {p50:.1f} ms, p95 {p95:.1f} ms")
+        if hybrid is not None:
+            p50, p95 = await latency(db, questions, model=args.model)
+            print(f"hybrid latency on the corpus: p50 {p50:.1f} ms, p95 {p95:.1f} ms")
         wall = cli_wall_time(db, "how do I read a file line by line")
         print(f"`sitelore search` wall time (process start included): {wall * 1000:.0f} ms")
     print(f"goals {GOALS}: {'met' if ok else 'NOT met'}")

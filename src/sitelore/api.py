@@ -59,6 +59,7 @@ from sitelore.jobs import CrawlSlots, Job, JobManager
 from sitelore.linkstyle import LinkStyle
 from sitelore.models import CrawlOptions, CrawlSummary, Limits
 from sitelore.ports import JobRecords
+from sitelore.semantic import SemanticSearch
 from sitelore.web import mount_ui
 from sitelore.wire import (
     MAX_OFFSET,
@@ -70,7 +71,6 @@ from sitelore.wire import (
     ErrorBody,
     ErrorDetail,
     Health,
-    Hit,
     JobOut,
     RemoteOptionError,
     RemotePolicy,
@@ -323,10 +323,11 @@ def create_app(
             allow_headers=["authorization", "content-type", "last-event-id"],
         )
     # The web UI's gate hands its login cookie on as the bearer key: outside RequestGuard.
-    mount_ui(app, runtime, jobs, remote, api_key=api_key)  # the web UI at /
+    search = service.searcher(runtime)  # one for the app: the model loads once
+    mount_ui(app, runtime, jobs, remote, search, api_key=api_key)  # the web UI at /
     app.add_middleware(HostGuard, policy=hosts)  # outermost: before auth, CORS and routes
     _add_error_handlers(app)
-    _add_document_routes(app, runtime, jobs, remote)
+    _add_document_routes(app, runtime, jobs, remote, search)
     _add_job_routes(app, runtime, crawls, remote)
     app.include_router(firecrawl_router(runtime, jobs, delay=remote.delay, max_kept=max_kept_jobs))
     app.state.stop = functools.partial(jobs.interrupt, SHUTDOWN_REASON)
@@ -416,7 +417,11 @@ async def _while_wanted(
 
 
 def _add_document_routes(
-    app: FastAPI, runtime: Runtime, jobs: JobManager, remote: RemotePolicy
+    app: FastAPI,
+    runtime: Runtime,
+    jobs: JobManager,
+    remote: RemotePolicy,
+    searcher: SemanticSearch,
 ) -> None:
     store = runtime.store
 
@@ -490,9 +495,13 @@ def _add_document_routes(
         ],
         limit: Annotated[int, Query(ge=1, le=50, description="Results to return.")] = 10,
     ) -> SearchResult:
-        """Full-text search over stored documents (title weighted above body)."""
-        hits = await store.search(q, limit=limit)
-        return SearchResult(query=q, hits=[Hit.from_hit(hit) for hit in hits])
+        """The best pages for a question or words, each by its best section.
+
+        Hybrid (BM25 and nearness of meaning fused) when the server has the semantic
+        extra and the store has section vectors; else lexical (``rankingNote`` says why).
+        """
+        ranked = await service.search(searcher, q, limit=limit)
+        return service.search_result(q, ranked)
 
 
 class _Crawls:

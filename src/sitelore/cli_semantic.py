@@ -21,11 +21,12 @@ __all__ = ["embed_store", "hits_of", "ranking_json", "search_store"]
 
 
 async def search_store(settings: Settings, query: str, limit: int) -> Ranked:
-    """Search the settings' store, hybrid where it can be."""
+    """Search the settings' store as the servers do, hybrid where it can be."""
+    from sitelore import service  # not at start-up: other commands need none of it
+
     async with Runtime(settings, create_store=False) as runtime:
-        return await SemanticSearch(runtime.store, settings.semantic_model).search(
-            query, limit=limit
-        )
+        searcher = SemanticSearch(runtime.store, settings.semantic_model)
+        return await service.search(searcher, query, limit=limit)
 
 
 async def embed_store(settings: Settings, *, show_progress: bool) -> tuple[int, int]:

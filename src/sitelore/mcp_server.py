@@ -45,10 +45,8 @@ from sitelore.wire import (
     CrawlResult,
     DocumentItem,
     DocumentList,
-    Hit,
     RemoteOptionError,
     RemotePolicy,
-    SearchResult,
     SubmitRequest,
     integral_floats,
     submit_schema,
@@ -238,6 +236,7 @@ class _Tools:
         self._runtime = runtime
         self._slots = slots
         self._remote = remote
+        self._search = service.searcher(runtime)  # one per server: the model loads once
 
     async def submit(self, ctx: _Context, args: dict[str, Any]) -> types.CallToolResult:
         requested, request = self._remote.admit(SubmitRequest.model_validate(args))
@@ -261,8 +260,9 @@ class _Tools:
     async def search(self, _ctx: _Context, args: dict[str, Any]) -> types.CallToolResult:
         parsed = SearchArgs.model_validate(args)
         store = self._runtime.store
-        hits = await store.search(parsed.query, limit=parsed.limit)
-        result = SearchResult(query=parsed.query, hits=[Hit.from_hit(hit) for hit in hits])
+        ranked = await service.search(self._search, parsed.query, limit=parsed.limit)
+        hits = ranked.hits
+        result = service.search_result(parsed.query, ranked)
         if not hits:
             return _ok(f"No documents match {parsed.query!r}.", result)
         links = self._links(parsed)
@@ -271,7 +271,10 @@ class _Tools:
             _hit_text(rank, hit, text)
             for rank, (hit, text) in enumerate(zip(hits, texts, strict=True), 1)
         )
-        header = {"source": "search results: the best section of each page, best first"}
+        header = {
+            "source": "search results: the best section of each page, best first",
+            "ranking": ranked.ranking if ranked.note is None else ranked.note,
+        }
         return _ok(service.fence(body, header=header), result)
 
     async def get(self, _ctx: _Context, args: dict[str, Any]) -> types.CallToolResult:

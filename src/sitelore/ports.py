@@ -205,6 +205,10 @@ class SectionVectors(Protocol):
         """(sections with a ``model`` vector, all sections)."""
         ...
 
+    async def has_vectors(self, model: str) -> bool:
+        """Whether any section has a ``model`` vector (cheap enough to ask per query)."""
+        ...
+
     async def hybrid_search(
         self, query: str, vector: Sequence[float], model: str, *, limit: int = 10
     ) -> builtins.list[SearchHit]:

@@ -5,7 +5,9 @@ default, :func:`asyncio.to_thread`; any executor fits the port) and writes the v
 between batches, so a crawl or ``sitelore reindex --semantic`` keeps its event loop
 free. :class:`SemanticSearch` decides per query whether search can be hybrid (the
 ``semantic`` extra is installed and the store holds vectors of the settings' model)
-and otherwise searches lexically and says why, once per instance.
+and otherwise searches lexically and says why (to ``on_lexical`` once per reason).
+A server makes one for its life, so the model loads on the first hybrid query (not at
+import, not per query) and the store keeps its vectors in memory between queries.
 """
 
 from __future__ import annotations
@@ -115,7 +117,11 @@ class Ranked:
 
 
 class SemanticSearch:
-    """Hybrid search where possible; the model loads on the first hybrid query."""
+    """Hybrid search where possible; the model loads on the first hybrid query, once.
+
+    ``on_lexical`` hears each reason search stayed lexical the first time it applies
+    (a server logs it; the CLI prints :attr:`Ranked.note` itself).
+    """
 
     def __init__(
         self,
@@ -124,23 +130,37 @@ class SemanticSearch:
         *,
         load: Callable[[str], Embedder] = load_embedder,
         installed: Callable[[], bool] = semantic_installed,
+        on_lexical: Callable[[str], None] | None = None,
     ) -> None:
         self._store = store
         self._model = model
         self._load = load
         self._installed = installed
+        self._on_lexical = on_lexical
+        self._said: set[str] = set()
         self._embedder: Embedder | None = None
+        self._loading = asyncio.Lock()
+
+    def __repr__(self) -> str:
+        state = "model loaded" if self._embedder is not None else "model not loaded"
+        return f"SemanticSearch({self._model!r}, {state})"
 
     async def _why_lexical(self) -> str | None:
         store = self._store
         if not isinstance(store, SectionVectors):
             return "this store keeps no section vectors"
-        with_vectors, _ = await store.vector_counts(self._model)
-        if not with_vectors:
+        if not await store.has_vectors(self._model):
             return f"no section vectors of model {self._model} (sitelore reindex --semantic)"
         if not self._installed():
             return "the semantic extra is not installed (pip install 'sitelore[semantic]')"
         return None
+
+    async def _model_embedder(self) -> Embedder:
+        """The embedder, loaded (off the event loop) by the first query that needs it."""
+        async with self._loading:
+            if self._embedder is None:
+                self._embedder = await asyncio.to_thread(self._load, self._model)
+            return self._embedder
 
     async def search(self, query: str, *, limit: int = 10) -> Ranked:
         """The best pages for ``query``: fused lexical and vector ranks, or lexical alone."""
@@ -148,9 +168,7 @@ class SemanticSearch:
         note = await self._why_lexical()
         if note is None and isinstance(store, SectionVectors):
             try:
-                if self._embedder is None:
-                    self._embedder = await asyncio.to_thread(self._load, self._model)
-                embedder = self._embedder
+                embedder = await self._model_embedder()
                 rows = await asyncio.to_thread(embedder.embed, [query])
             except SemanticUnavailableError as exc:
                 note = str(exc)
@@ -158,5 +176,9 @@ class SemanticSearch:
                 vector = [float(x) for x in rows[0]]
                 hits = await store.hybrid_search(query, vector, self._model, limit=limit)
                 return Ranked(hits, "hybrid")
+        note = f"search is lexical: {note}"
+        if self._on_lexical is not None and note not in self._said:
+            self._said.add(note)
+            self._on_lexical(note)
         hits = await store.search(query, limit=limit)
-        return Ranked(hits, "lexical", f"search is lexical: {note}")
+        return Ranked(hits, "lexical", note)

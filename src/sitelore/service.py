@@ -1,7 +1,8 @@
 """The operations the REST API and the MCP server share, over one Runtime.
 
-Submit a URL (one page, or a crawl from it), read and delete documents, and cut page
-text into bounded windows marked as fetched content. Each is one Runtime or store call
+Submit a URL (one page, or a crawl from it), search, read and delete documents, and
+cut page text into bounded windows marked as fetched content. Each is one Runtime or
+store call
 plus the rules both surfaces agree on; failures are sitelore errors that each surface
 turns into its own answers. Never imports a web or MCP library.
 """
@@ -9,6 +10,7 @@ turns into its own answers. Never imports a web or MCP library.
 from __future__ import annotations
 
 import dataclasses
+import logging
 import secrets
 from collections.abc import Awaitable, Callable, Mapping
 from datetime import UTC
@@ -45,7 +47,8 @@ from sitelore.models import (
 )
 from sitelore.ports import Snapshots, Store
 from sitelore.sections import heading_line, split_sections
-from sitelore.wire import SubmitRequest
+from sitelore.semantic import Ranked, SemanticSearch
+from sitelore.wire import Hit, SearchResult, SubmitRequest
 
 __all__ = [
     "ERROR_CLASS_OF_KIND",
@@ -58,6 +61,9 @@ __all__ = [
     "get_document",
     "get_document_at",
     "remote_message",
+    "search",
+    "search_result",
+    "searcher",
     "section_start",
     "section_texts",
     "single_document",
@@ -65,6 +71,8 @@ __all__ = [
     "submit_page",
     "text_window",
 ]
+
+log = logging.getLogger(__name__)
 
 #: Called after each page of a submitted crawl with the page and how many have ended.
 OnPage = Callable[[PageOutcome, int], Awaitable[None]]
@@ -202,6 +210,29 @@ async def get_document_at(store: Store, id_or_url: str) -> tuple[StoredDocument,
         if doc is not None:
             return doc, fragment
     raise NotFoundError(f"document {id_or_url!r}: no such document in the store")
+
+
+def searcher(runtime: Runtime) -> SemanticSearch:
+    """The search a server keeps for its life; the log says once why it is lexical."""
+    return SemanticSearch(runtime.store, runtime.settings.semantic_model, on_lexical=log.warning)
+
+
+async def search(searcher: SemanticSearch, query: str, *, limit: int) -> Ranked:
+    """The best pages for ``query``, each by its best section: the search of every surface.
+
+    Hybrid when the store holds section vectors of the settings' model and the semantic
+    extra is installed (the model loads on the first such query, once per ``searcher``);
+    else lexical, with ``Ranked.note`` saying why. A blank query finds nothing.
+    """
+    if not query.strip():
+        return Ranked([], "lexical")
+    return await searcher.search(query, limit=limit)
+
+
+def search_result(query: str, ranked: Ranked) -> SearchResult:
+    """The wire shape of a search (REST and MCP give the same fields)."""
+    hits = [Hit.from_hit(hit) for hit in ranked.hits]
+    return SearchResult(query=query, ranking=ranked.ranking, ranking_note=ranked.note, hits=hits)
 
 
 def section_start(doc: StoredDocument, section: str) -> int:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 from datetime import datetime
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic.alias_generators import to_camel
@@ -458,7 +458,7 @@ class Hit(_Wire):
     anchor_url: str = Field(description="URL#fragment of the best section (the URL without one).")
     section: int | None = Field(description="Number of the section in the page (from 0).")
     snippet: str = Field(description="Matching text around the query terms (fetched text).")
-    score: float = Field(description="BM25 rank; lower is better.")
+    score: float = Field(description="BM25 rank, or fused ranks when hybrid; lower is better.")
 
     @classmethod
     def from_hit(cls, hit: SearchHit) -> Hit:
@@ -476,9 +476,15 @@ class Hit(_Wire):
 
 
 class SearchResult(_Wire):
-    """Full-text search results."""
+    """Search results, and how they were ranked."""
 
     query: str = Field(description="The query, as plain text.")
+    ranking: Literal["lexical", "hybrid"] = Field(
+        "lexical",
+        description="hybrid: BM25 and nearness of meaning fused (the server has the semantic "
+        "extra and the store has section vectors); lexical: BM25 alone.",
+    )
+    ranking_note: str | None = Field(None, description="Why search stayed lexical, if it did.")
     hits: list[Hit] = Field(description="Best first.")
 
 

@@ -21,7 +21,7 @@ from tests.scale_support import temp_database
 from sitelore.models import Document, FetchMeta
 from sitelore.ports import SectionVectors
 from sitelore.store import PostgresStore, SQLiteStore
-from sitelore.store._sqlite_vectors import load_vec, put, search_vectors
+from sitelore.store._sqlite_vectors import MatrixCache, search_vectors
 
 pytest.importorskip(
     "numpy", reason="the semantic extra is not installed (pip install 'sitelore[semantic]')"
@@ -161,29 +161,55 @@ async def test_hybrid_search_keeps_the_limit(store: Both, limit: int) -> None:
     assert [hit.url for hit in hits] == [BOATS][:limit]
 
 
-def test_sqlite_vec_ranks_as_numpy_does(tmp_path: Path) -> None:
-    conn = sqlite3.connect(tmp_path / "v.db")
-    if not load_vec(conn):
-        pytest.skip("sqlite-vec cannot load here (not installed, or no extension loading)")
-    conn.row_factory = sqlite3.Row
-    conn.executescript(
-        "CREATE TABLE documents (pk INTEGER PRIMARY KEY, id, url, title, content_hash,"
-        " canonical_url, removed_at);"
-        "CREATE TABLE sections (pk INTEGER PRIMARY KEY, document_pk, ordinal, title, heading,"
-        " anchor, start_byte, end_byte, body, link_ratio);"
-    )
+async def test_the_kept_matrix_ranks_as_a_fresh_read_ties_to_the_lower_key(
+    tmp_path: Path,
+) -> None:
+    store = SQLiteStore(tmp_path / "v.db")
     rows = [[0.6, 0.8, 0.0], [0.0, 1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 1.0], [0.6, 0.8, 0.0]]
-    for pk, _ in enumerate(rows, 1):
-        conn.execute(
-            "INSERT INTO documents VALUES (?, ?, ?, 't', ?, NULL, NULL)",
-            (pk, f"d{pk}", f"https://v.test/{pk}", f"h{pk}"),
-        )
-        conn.execute("INSERT INTO sections VALUES (?, ?, 0, 't', '', NULL, 0, 1, 'b', 0)", (pk, pk))
-    put(conn, MODEL, list(enumerate(rows, 1)))
+    for number in range(1, len(rows) + 1):
+        page = Document(url=f"https://v.test/{number}", title="t", markdown=f"page {number}")
+        await store.upsert(page, _meta())
+    keys = sorted(key for key, _ in await store.pending_vectors(MODEL, 10))
+    await store.put_vectors(MODEL, list(zip(keys, rows, strict=True)))
+    await store.close()
+    conn = sqlite3.connect(tmp_path / "v.db")
+    conn.row_factory = sqlite3.Row
+    cache = MatrixCache()
     query = [0.8, 0.6, 0.0]
 
-    by_vec = search_vectors(conn, MODEL, query, 4, use_vec=True)
-    by_numpy = search_vectors(conn, MODEL, query, 4, use_vec=False)
+    kept = search_vectors(conn, MODEL, query, 4, cache=cache)
+    fresh = search_vectors(conn, MODEL, query, 4)
 
-    assert [c.id for c in by_vec] == [c.id for c in by_numpy] == ["d1", "d5", "d3", "d2"]
-    assert [round(c.score, 5) for c in by_vec] == [round(c.score, 5) for c in by_numpy]
+    expected = ["https://v.test/1", "https://v.test/5", "https://v.test/3", "https://v.test/2"]
+    assert [c.url for c in kept] == [c.url for c in fresh] == expected
+    assert [c.score for c in kept] == [c.score for c in fresh]
+    assert cache.matrix(conn, MODEL, 3) is cache.matrix(conn, MODEL, 3)  # read once
+
+
+async def test_a_search_sees_vectors_another_process_changed(tmp_path: Path) -> None:
+    path = tmp_path / "v.db"
+    searching, writing = SQLiteStore(path), SQLiteStore(path)
+    try:
+        for url, (title, markdown) in PAGES.items():
+            await writing.upsert(Document(url=url, title=title, markdown=markdown), _meta())
+        await _embed_all(writing)
+        before = await searching.hybrid_search("zebra", embed("puppy"), MODEL, limit=5)
+        boats = next(
+            key for key, text in await writing.pending_vectors("other", 5) if "Sail" in text
+        )
+
+        await writing.put_vectors(MODEL, [(boats, embed("dog"))])
+        after = await searching.hybrid_search("zebra", embed("puppy"), MODEL, limit=5)
+    finally:
+        await searching.close()
+        await writing.close()
+
+    assert [hit.url for hit in before] == [DOGS, CATS, BOATS]
+    assert [hit.url for hit in after] == [DOGS, BOATS, CATS]
+
+
+async def test_has_vectors_is_per_model(store: Both) -> None:
+    assert not await store.has_vectors(MODEL)
+    await _embed_all(store)
+    assert await store.has_vectors(MODEL)
+    assert not await store.has_vectors("another-model")

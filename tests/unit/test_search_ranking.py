@@ -114,6 +114,26 @@ def test_hub_sections_rank_below_content_and_the_limit_holds() -> None:
     assert [hit.url for hit in hits] == ["https://d.test/guide", "https://d.test/other"]
 
 
+def test_a_query_that_is_a_page_title_lifts_that_page_even_a_hub() -> None:
+    found = [
+        _found("https://d.test/for", -19.6, title="Keyword for"),
+        _found("https://d.test/loop", -17.1, title="Keyword loop"),
+        _found(
+            "https://d.test/chapter", -30.0, title="Chapter 2. The SQL Language", link_ratio=0.8
+        ),
+        _found("https://d.test/functions", -12.0, title="SQL Functions"),
+    ]
+
+    loop = rank_pages(found, 2, query="keyword LOOP")
+    chapter = rank_pages(found, 1, query="Chapter 2. The SQL Language")
+    neither = rank_pages(found, 2, query="keyword loop chapter")
+
+    assert [hit.url for hit in loop] == ["https://d.test/loop", "https://d.test/for"]
+    assert loop[0].score == pytest.approx(-17.1 * 2)
+    assert [hit.url for hit in chapter] == ["https://d.test/chapter"]
+    assert [hit.url for hit in neither] == ["https://d.test/for", "https://d.test/loop"]
+
+
 def test_more_sections_are_fetched_until_enough_pages() -> None:
     assert candidate_sizes(10) == (80, 320, 1280)
     assert candidate_sizes(1)[0] == 50

@@ -4,7 +4,7 @@
 packed by :mod:`._vectors`) and the model's name; it goes with its section (``ON
 DELETE CASCADE``). The table is made on the first write. Ranking reads the model's
 vectors in pages of :data:`PAGE` rows and keeps the nearest with numpy (as SQLite's
-store does without sqlite-vec), so both stores give the same order.
+store does), so both stores give the same order.
 :func:`has_pgvector` tells whether the server offers the ``vector`` extension; this
 store does not use it yet (no server here has it to test against).
 """
@@ -22,7 +22,15 @@ import psycopg
 from sitelore.store._ranking import Candidate, candidate_from_row
 from sitelore.store._vectors import TEXT_CHARS, nearest, section_text, to_bytes
 
-__all__ = ["PAGE", "counts", "has_pgvector", "pending", "put", "search_vectors"]
+__all__ = [
+    "PAGE",
+    "counts",
+    "has_pgvector",
+    "has_vectors",
+    "pending",
+    "put",
+    "search_vectors",
+]
 
 _Conn = psycopg.AsyncConnection[dict[str, Any]]
 
@@ -55,6 +63,7 @@ INSERT INTO sitelore_section_vectors (section_pk, model, vector) VALUES (%s, %s,
 ON CONFLICT (section_pk) DO UPDATE SET model = excluded.model, vector = excluded.vector
 """
 _COUNT = "SELECT count(*) AS n FROM sitelore_section_vectors WHERE model = %s"
+_ANY = "SELECT EXISTS (SELECT 1 FROM sitelore_section_vectors WHERE model = %s) AS found"
 _TOTAL = "SELECT count(*) AS n FROM sitelore_sections"
 _SCAN = """
 SELECT section_pk, vector FROM sitelore_section_vectors
@@ -108,6 +117,11 @@ async def counts(conn: _Conn, model: str) -> tuple[int, int]:
     if not await _has_table(conn):
         return 0, total
     return int(await _one(conn, _COUNT, (model,))), total
+
+
+async def has_vectors(conn: _Conn, model: str) -> bool:
+    """Whether any section has a vector of ``model`` (cheap: stops at the first)."""
+    return await _has_table(conn) and bool(await _one(conn, _ANY, (model,)))
 
 
 async def search_vectors(

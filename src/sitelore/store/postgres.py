@@ -422,7 +422,7 @@ class PostgresStore:
             return []
         async with self._connection("search") as conn:
             found, terms = await sections.search_sections(conn, query, limit)
-            hits = rank_pages(found, limit)
+            hits = rank_pages(found, limit, query=query)
             if not hits:
                 return []
             return await _section_snippets(conn, hits, terms)
@@ -451,6 +451,11 @@ class PostgresStore:
         async with self._connection("vector_counts") as conn:
             return await vectors.counts(conn, model)
 
+    async def has_vectors(self, model: str) -> bool:
+        """Whether any section has a ``model`` vector (cheap)."""
+        async with self._connection("has_vectors") as conn:
+            return await vectors.has_vectors(conn, model)
+
     async def hybrid_search(
         self, query: str, vector: Sequence[float], model: str, *, limit: int = 10
     ) -> builtins.list[SearchHit]:
@@ -462,7 +467,7 @@ class PostgresStore:
         async with self._connection("search") as conn:
             lexical, terms = await sections.search_sections(conn, query, limit)
             near = await vectors.search_vectors(conn, model, vector, candidate_sizes(limit)[0])
-            hits = rank_pages(fuse([lexical, near]), limit)
+            hits = rank_pages(fuse([lexical, near]), limit, query=query)
             if not hits:
                 return []
             return await _section_snippets(conn, hits, terms)

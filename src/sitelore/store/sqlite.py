@@ -35,6 +35,7 @@ Choices worth knowing:
 
 from __future__ import annotations
 
+import asyncio
 import builtins
 import contextlib
 import os
@@ -150,6 +151,9 @@ _MIGRATIONS: tuple[tuple[sections.Step, ...], ...] = (
         "DROP TRIGGER IF EXISTS documents_au",
         "DROP TABLE IF EXISTS documents_fts",
     ),
+    # 7: section vectors and the generation that tells a search its cached matrix of
+    # them is stale (made before on the first write; idempotent).
+    vectors.VECTORS_MIGRATION,
 )
 
 #: The schema version this code writes and understands.
@@ -420,12 +424,11 @@ class SQLiteStore:
         self._create = create
         self._closed = False
         self._conn: sqlite3.Connection | None = None
-        self._vec = False  # sqlite-vec loaded into the connection
+        self._vectors = vectors.MatrixCache()  # a model's vectors between searches
         self._path: Path | None = None
         if str(location) == MEMORY:
             self._location = MEMORY
             self._conn = _connect(MEMORY)
-            self._vec = vectors.load_vec(self._conn)
             return
         # Absolute, and opened through a URI we build, so a name like "file:x" is a path.
         path = Path(location).expanduser().absolute()
@@ -455,9 +458,7 @@ class SQLiteStore:
                 ) from exc
         mode = "rwc" if self._create else "rw"
         uri = f"file:{quote(str(path))}?mode={mode}"
-        conn = _connect(self._location, uri=uri, create=self._create)
-        self._vec = vectors.load_vec(conn)
-        return conn
+        return _connect(self._location, uri=uri, create=self._create)
 
     def __repr__(self) -> str:
         state = "closed" if self._closed else ("open" if self._conn is not None else "new")
@@ -541,7 +542,7 @@ class SQLiteStore:
             return []
         with self._connection("search") as conn:
             found = sections.search_sections(conn, query, limit)
-        return rank_pages(found, limit)
+        return rank_pages(found, limit, query=query)
 
     async def reindex(self) -> int:
         """Cut every document into sections again; how many documents were cut."""
@@ -567,6 +568,13 @@ class SQLiteStore:
         with self._connection("vector_counts") as conn:
             return vectors.counts(conn, model)
 
+    async def has_vectors(self, model: str) -> bool:
+        """Whether any section has a ``model`` vector (cheap); asking creates no store file."""
+        if self._conn is None and not self._closed:
+            return False
+        with self._connection("has_vectors") as conn:
+            return vectors.has_vectors(conn, model)
+
     async def hybrid_search(
         self, query: str, vector: Sequence[float], model: str, *, limit: int = 10
     ) -> builtins.list[SearchHit]:
@@ -576,11 +584,19 @@ class SQLiteStore:
         if limit == 0:
             return []
         with self._connection("search") as conn:
-            lexical = sections.search_sections(conn, query, limit)
-            near = vectors.search_vectors(
-                conn, model, vector, candidate_sizes(limit)[0], use_vec=self._vec
-            )
-        return rank_pages(fuse([lexical, near]), limit)
+            matrix = self._vectors.matrix(conn, model, len(vector))
+        # The matrix product runs in a thread (numpy lets go of the GIL) while SQLite
+        # ranks the words here (so does sqlite3): on two cores the two overlap.
+        loop = asyncio.get_running_loop()
+        nearest = loop.run_in_executor(None, matrix.nearest, vector, candidate_sizes(limit)[0])
+        try:
+            with self._connection("search") as conn:
+                lexical = sections.search_sections(conn, query, limit)
+        finally:
+            top = await nearest
+        with self._connection("search") as conn:
+            near = vectors.candidates(conn, top)
+        return rank_pages(fuse([lexical, near]), limit, query=query)
 
     async def delete(self, id_or_url: str) -> bool:
         """Delete one document by id or URL; True when it existed."""
@@ -662,6 +678,7 @@ class SQLiteStore:
     async def close(self) -> None:
         """Let SQLite tidy its statistics, then close; closing twice is harmless."""
         self._closed = True
+        self._vectors = vectors.MatrixCache()
         conn, self._conn = self._conn, None
         if conn is None:
             return

@@ -18,6 +18,7 @@ from starlette.staticfiles import StaticFiles
 
 from sitelore.bootstrap import Runtime
 from sitelore.jobs import JobManager
+from sitelore.semantic import SemanticSearch
 from sitelore.web.crawls import crawl_routes
 from sitelore.web.documents import document_routes
 from sitelore.web.gate import SESSION_COOKIE, UIGate, cookie_header, session_value
@@ -36,13 +37,17 @@ def mount_ui(
     runtime: Runtime,
     jobs: JobManager,
     remote: RemotePolicy,
+    searcher: SemanticSearch,
     *,
     api_key: str | None = None,
 ) -> None:
-    """Serve the web UI from ``app`` (call before the app starts)."""
+    """Serve the web UI from ``app`` (call before the app starts).
+
+    ``searcher`` is the app's search (shared with the REST API, so one model loads).
+    """
     pages = Pages(secured=api_key is not None)
     app.mount("/static", StaticFiles(directory=_STATIC), name="static")
-    app.include_router(document_routes(runtime, pages))
+    app.include_router(document_routes(runtime, pages, searcher))
     app.include_router(crawl_routes(runtime, jobs, remote, pages))
     app.include_router(source_routes(runtime, jobs, pages))
     app.include_router(_login_routes(pages, api_key))

@@ -18,6 +18,7 @@ from sitelore.bootstrap import Runtime
 from sitelore.errors import NotFoundError
 from sitelore.models import SearchHit, StoredDocument
 from sitelore.ports import CaptureLinks
+from sitelore.semantic import SemanticSearch
 from sitelore.web.markdown import render_markdown, section_id
 from sitelore.web.views import Pages, host_of, read_form, redirect
 
@@ -105,8 +106,8 @@ async def _filtered(
     return matches, total, True
 
 
-def document_routes(runtime: Runtime, pages: Pages) -> APIRouter:
-    """The search and document pages over ``runtime``'s store."""
+def document_routes(runtime: Runtime, pages: Pages, searcher: SemanticSearch) -> APIRouter:
+    """The search and document pages over ``runtime``'s store (search through ``searcher``)."""
     router = APIRouter(include_in_schema=False)
     store = runtime.store
     sources = runtime.settings.sources
@@ -114,8 +115,14 @@ def document_routes(runtime: Runtime, pages: Pages) -> APIRouter:
     @router.get("/")
     async def search(request: Request, q: Annotated[str, Query(max_length=500)] = "") -> Response:
         query = q.strip()
-        results = [result_view(hit) for hit in await store.search(query, limit=20)] if query else []
-        return pages.render(request, "search.html", {"q": query, "results": results})
+        ranked = await service.search(searcher, query, limit=20)
+        context = {
+            "q": query,
+            "results": [result_view(hit) for hit in ranked.hits],
+            "ranking": ranked.ranking,
+            "ranking_note": ranked.note,
+        }
+        return pages.render(request, "search.html", context)
 
     @router.get("/documents")
     async def documents(
