@@ -5,8 +5,9 @@ per-origin lock, across crawls), so each origin's robots.txt is requested once p
 for all workers and crawls. The rules travel as JSON (patterns, not compiled matchers)
 and each worker keeps a short-lived local copy. Throttles stay per crawl: an origin
 that asked for a wait the crawl cannot make (Retry-After, Crawl-delay) is marked once,
-and no worker of that crawl requests it again. Parsing and matching stay in ``sitelore.robots``; the request
-goes through ``sitelore.robots_loader`` (the fetcher, with its address guard).
+and no worker of that crawl requests it again. Parsing and matching stay in
+``sitelore.robots``; the request goes through ``sitelore.robots_loader`` (the fetcher,
+with its address guard).
 """
 
 from __future__ import annotations
