@@ -17,7 +17,7 @@ import dataclasses
 import functools
 import re
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import html_to_markdown
 from html_to_markdown import ConversionOptions, PreprocessingOptions, convert
@@ -87,7 +87,7 @@ def _as_members(options: _Options) -> _Options:
     which cost as much as converting a page; a member it takes as it is. The member is
     the one its lookup finds first: the text upper-cased (``"atx"``: ``ATX``).
     """
-    members = {}
+    members: dict[str, Any] = {}
     for field in dataclasses.fields(options):
         value = getattr(options, field.name)
         enum = getattr(html_to_markdown, str(field.type).split(" | ")[0], None)
