@@ -9,6 +9,7 @@ way, and a page that fails (``fetch`` of a 404) is an outcome, reported with exi
 
 from __future__ import annotations
 
+import copy
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -17,7 +18,6 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from sitelore import __version__, cli_scale, cli_semantic, cli_serve, cli_snapshots, cli_sources
-from sitelore.bootstrap import Runtime
 from sitelore.cli_common import (
     AllowPrivateOpt,
     ConfigOpt,
@@ -39,6 +39,8 @@ from sitelore.cli_common import (
     load_cli_settings,
     out_console,
     print_json,
+    read_cli_settings,
+    reading_store,
     run_async,
     setup_logging,
     with_workers,
@@ -51,7 +53,6 @@ from sitelore.cli_output import (
     print_warnings,
 )
 from sitelore.cli_scale import FrontierOpt, enqueue_command
-from sitelore.config import Settings
 from sitelore.errors import (
     EXIT_CONFIG,
     EXIT_INTERNAL,
@@ -63,11 +64,14 @@ from sitelore.errors import (
     first_sitelore_error,
 )
 from sitelore.linkstyle import restyle_links
-from sitelore.models import CrawlOptions, CrawlSummary
+from sitelore.models import CrawlSummary
+from sitelore.ports import CaptureLinks
 from sitelore.semantic import embedding_alongside
 
 if TYPE_CHECKING:
+    from sitelore.config import Settings
     from sitelore.crawl import CrawlRun
+    from sitelore.models import CrawlOptions
 
 __all__ = ["app", "main"]
 
@@ -93,6 +97,8 @@ async def _crawl(
     replay: Path | None = None,
     seed_id: str | None = None,
 ) -> CrawlSummary:
+    from sitelore.bootstrap import Runtime
+
     async with Runtime(settings) as runtime:
         snapshots = runtime.snapshots(capture=capture, replay=replay)
         async with (
@@ -247,7 +253,7 @@ def fetch(
         config=config, db=db, user_agent=user_agent, allow_private=allow_private, resolve=resolve
     )
     settings = with_workers(settings, workers)
-    options = CrawlOptions(max_pages=1, max_depth=0, respect_robots=not no_robots, concurrency=1)
+    options = crawl_options(max_pages=1, max_depth=0, respect_robots=not no_robots, concurrency=1)
     setup_logging(debug, progress=False, quiet=True)
     summary = run_async(_crawl(settings, url, options, show_progress=False))
     page = summary.pages[0] if summary.pages else None
@@ -281,8 +287,10 @@ def search(
     With the semantic extra and section vectors (reindex --semantic) the ranking is
     hybrid; otherwise lexical, and a line on stderr (a field in --json) says why.
     """
-    settings = load_cli_settings(config=config, db=db)
-    ranked = run_async(cli_semantic.search_store(settings, query, limit))
+    settings = read_cli_settings(config=config, db=db)
+    ranked = run_async(
+        cli_semantic.search_store(settings.store, settings.semantic_model, query, limit)
+    )
     if as_json:
         hits = [hit_json(h) for h in ranked.hits]
         print_json({"query": query, **cli_semantic.ranking_json(ranked), "hits": hits})
@@ -316,8 +324,8 @@ def reindex(
         return
 
     async def go() -> int:
-        async with Runtime(settings, create_store=False) as runtime:
-            return await runtime.store.reindex()
+        async with reading_store(settings.store) as store:
+            return await store.reindex()
 
     done = run_async(go())
     if as_json:
@@ -336,11 +344,10 @@ def list_documents(
     debug: DebugOpt = False,
 ) -> None:
     """List stored documents, most recently updated first."""
-    settings = load_cli_settings(config=config, db=db)
+    settings = read_cli_settings(config=config, db=db)
 
     async def go() -> tuple[int, list[Any]]:
-        async with Runtime(settings, create_store=False) as runtime:
-            store = runtime.store
+        async with reading_store(settings.store) as store:
             return await store.count(), await store.list(limit=limit, offset=offset)
 
     total, docs = run_async(go())
@@ -374,12 +381,15 @@ def show(
 ) -> None:
     """Print one stored document as Markdown (or JSON with its metadata)."""
     asked = links_flag(links)
-    settings = load_cli_settings(config=config, db=db)
+    settings = read_cli_settings(config=config, db=db)
     style = asked or settings.links
 
     async def go() -> Any:
-        async with Runtime(settings, create_store=False) as runtime:
-            return await runtime.store.get(id_or_url), await runtime.capture_of(id_or_url)
+        async with reading_store(settings.store) as store:
+            doc = await store.get(id_or_url)
+            if not isinstance(store, CaptureLinks):
+                return doc, None
+            return doc, await store.capture_of(id_or_url)
 
     doc, capture = run_async(go())
     if doc is None:
@@ -425,7 +435,10 @@ def demo(
     debug: DebugOpt = False,
 ) -> None:
     """Serve the bundled example docs site on loopback, crawl it, show and search the result."""
+    from sitelore.bootstrap import Runtime
+    from sitelore.config import Settings
     from sitelore.demo_site import bundled_site_path, serve_site  # aiohttp: the demo only
+    from sitelore.models import CrawlOptions
 
     root = site or bundled_site_path()
     if not root.is_dir():
@@ -485,6 +498,26 @@ _INTERRUPTED = 130
 _PINNED = frozenset({EXIT_OK, EXIT_USAGE, EXIT_CONFIG, EXIT_INTERNAL, _INTERRUPTED})
 
 
+def _narrowed(args: Sequence[str]) -> typer.Typer:
+    """The app with only the command ``args`` start with, when they start with one.
+
+    Typer builds a click command (signature, type hints, parameters) for every
+    registered command on each run, a large part of a read command's start-up; a run
+    starting with a command name parses exactly as it would with all of them. Anything
+    else (``--help``, global options first, an unknown name) gets the whole app.
+    """
+    if not args:
+        return app
+    for info in app.registered_commands:
+        callback = info.callback
+        name = info.name or (callback and typer.main.get_command_name(callback.__name__))
+        if name == args[0]:
+            narrowed = copy.copy(app)
+            narrowed.registered_commands = [info]
+            return narrowed
+    return app
+
+
 def _invoke(args: list[str], *, debug: bool) -> int:
     """Run the app on ``args`` and return the pinned exit code of what happened.
 
@@ -494,7 +527,7 @@ def _invoke(args: list[str], *, debug: bool) -> int:
     """
     try:
         with invocation():
-            code = app(args=args, prog_name="sitelore", standalone_mode=False)
+            code = _narrowed(args)(args=args, prog_name="sitelore", standalone_mode=False)
     except _CLICK_ERROR as exc:
         return _fail_usage(exc)
     except (typer.Abort, KeyboardInterrupt):

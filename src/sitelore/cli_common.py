@@ -17,19 +17,22 @@ import json
 import logging
 import os
 import sys
-from collections.abc import Callable, Coroutine, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Sequence
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
-from pydantic import ValidationError
 from rich.console import Console
 
-from sitelore.config import ConvertSettings, Settings, load_settings
+from sitelore.config_read import ReadSettings, read_settings
 from sitelore.errors import ConfigError, SiteloreError, UsageError
-from sitelore.guard import parse_allow_entry, parse_resolve_entry, resolve_problem
 from sitelore.linkstyle import LINK_STYLES, LinkStyle
-from sitelore.models import CrawlOptions, SearchHit
+from sitelore.models import SearchHit
+
+if TYPE_CHECKING:
+    from sitelore.config import Settings
+    from sitelore.models import CrawlOptions
+    from sitelore.ports import Store
 
 __all__ = [
     "AllowPrivateOpt",
@@ -54,6 +57,8 @@ __all__ = [
     "load_cli_settings",
     "out_console",
     "print_json",
+    "read_cli_settings",
+    "reading_store",
     "run_async",
     "settings_path",
     "setup_logging",
@@ -214,6 +219,47 @@ def settings_path(config: Path | None) -> Path | None:
     return default if default.is_file() else None
 
 
+def _settings_text(path: Path | None) -> str | None:
+    """The settings file's text (None: no file); an unreadable file is a ConfigError."""
+    if path is None:
+        return None
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read settings file: {exc.strerror}") from exc
+
+
+def read_cli_settings(*, config: Path | None, db: str | None) -> ReadSettings:
+    """The settings of a command that only reads the store (``search``, ``list``, ``show``).
+
+    Answered without building the full settings model when that is certain to give
+    the same (:func:`sitelore.config_read.read_settings`); otherwise as
+    :func:`load_cli_settings`, with its errors.
+    """
+    text = _settings_text(settings_path(config))
+    found = read_settings(text, environ=os.environ, store=db)
+    if found is not None:
+        return found
+    full = load_cli_settings(config=config, db=db)
+    return ReadSettings(store=full.store, links=full.links, semantic_model=full.semantic_model)
+
+
+@contextlib.asynccontextmanager
+async def reading_store(location: str) -> AsyncIterator[Store]:
+    """The store at ``location`` for a command that only reads: never created, then closed.
+
+    A location without a store raises ``NoStoreError`` (exit 2), as
+    ``Runtime(settings, create_store=False)`` does.
+    """
+    from sitelore.store import open_store
+
+    store = open_store(location, create=False)
+    try:
+        yield store
+    finally:
+        await store.close()
+
+
 def load_cli_settings(
     *,
     config: Path | None,
@@ -228,13 +274,11 @@ def load_cli_settings(
     ``--resolve`` and ``--allow-private`` entries are parsed here too, so a bad flag
     exits 2 and a bad entry of the settings file 78 naming the file.
     """
+    from sitelore.config import load_settings
+    from sitelore.guard import parse_resolve_entry, resolve_problem
+
     path = settings_path(config)
-    text = None
-    if path is not None:
-        try:
-            text = path.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise ConfigError(f"{path}: cannot read settings file: {exc.strerror}") from exc
+    text = _settings_text(path)
     source = str(path or "settings")
     base = load_settings(text, source=source, environ=os.environ)
     for entry in base.resolve:
@@ -262,6 +306,10 @@ def with_workers(settings: Settings, workers: int | None) -> Settings:
     """``settings`` with ``--workers`` applied; a bad value is a UsageError naming it."""
     if workers is None:
         return settings
+    from pydantic import ValidationError
+
+    from sitelore.config import ConvertSettings
+
     try:
         convert = ConvertSettings.model_validate(
             {**settings.convert.model_dump(), "workers": workers}
@@ -273,6 +321,8 @@ def with_workers(settings: Settings, workers: int | None) -> Settings:
 
 def _check_allow_entries(entries: Sequence[str], error: Callable[[str], SiteloreError]) -> None:
     """Raise ``error(why)`` for the first entry that is no address, CIDR or host name."""
+    from sitelore.guard import parse_allow_entry
+
     for entry in entries:
         try:
             parse_allow_entry(entry)
@@ -282,6 +332,10 @@ def _check_allow_entries(entries: Sequence[str], error: Callable[[str], Sitelore
 
 def crawl_options(**values: Any) -> CrawlOptions:
     """Validate crawl options given as flags; a bad value is a UsageError naming the flag."""
+    from pydantic import ValidationError
+
+    from sitelore.options import CrawlOptions
+
     try:
         return CrawlOptions.model_validate({k: v for k, v in values.items() if v is not None})
     except ValidationError as exc:

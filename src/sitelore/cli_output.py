@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
 
 if TYPE_CHECKING:
     from rich.progress import Progress
@@ -95,6 +94,8 @@ def print_summary(console: Console, summary: CrawlSummary) -> None:
     Truncation is left to :func:`print_warnings` (said once, on stderr). A redirect
     onto a page the crawl already fetched shows as ``→`` with where it went.
     """
+    from rich.table import Table
+
     table = Table(title=f"crawl of {summary.seed}", show_lines=False)
     table.add_column("depth", justify="right")
     table.add_column("status", justify="right")
@@ -151,6 +152,8 @@ def print_hits(console: Console, query: str, hits: Sequence[SearchHit]) -> None:
 
 def print_documents(console: Console, total: int, docs: Sequence[StoredDocument]) -> None:
     """Print stored documents as a table."""
+    from rich.table import Table
+
     table = Table(title=f"{total} documents")
     table.add_column("id")
     table.add_column("title")

@@ -28,12 +28,12 @@ from sitelore.cli_common import (
     run_async,
     setup_logging,
 )
-from sitelore.config import Settings
 from sitelore.errors import ConfigError, UsageError
-from sitelore.models import CrawlOptions
 
 if TYPE_CHECKING:
+    from sitelore.config import Settings
     from sitelore.frontier_redis import CrawlStatus
+    from sitelore.models import CrawlOptions
 
 __all__ = ["FrontierOpt", "enqueue_command", "register", "status_json"]
 

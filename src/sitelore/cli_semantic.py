@@ -6,31 +6,31 @@ the ``semantic`` extra.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from sitelore.bootstrap import Runtime
-from sitelore.cli_common import err_console
-from sitelore.config import Settings
+from sitelore.cli_common import err_console, reading_store
 from sitelore.embedding import load_embedder
 from sitelore.errors import ConfigError
 from sitelore.models import SearchHit
 from sitelore.ports import SectionVectors
 from sitelore.semantic import Ranked, SemanticSearch, embed_pending
 
+if TYPE_CHECKING:
+    from sitelore.config import Settings
+
 __all__ = ["embed_store", "hits_of", "ranking_json", "search_store"]
 
 
-async def search_store(settings: Settings, query: str, limit: int) -> Ranked:
-    """Search the settings' store as the servers do, hybrid where it can be."""
-    from sitelore import service  # not at start-up: other commands need none of it
-
-    async with Runtime(settings, create_store=False) as runtime:
-        searcher = SemanticSearch(runtime.store, settings.semantic_model)
-        return await service.search(searcher, query, limit=limit)
+async def search_store(location: str, model: str, query: str, limit: int) -> Ranked:
+    """Search the store at ``location`` as the servers do, hybrid (``model``) where it can be."""
+    async with reading_store(location) as store:
+        return await SemanticSearch(store, model).search(query, limit=limit)
 
 
 async def embed_store(settings: Settings, *, show_progress: bool) -> tuple[int, int]:
     """Re-cut every document, then embed every section; (documents, sections embedded)."""
+    from sitelore.bootstrap import Runtime
+
     embedder = load_embedder(settings.semantic_model)
     async with Runtime(settings, create_store=False) as runtime:
         store = runtime.store

@@ -22,7 +22,6 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from pydantic import ValidationError
 
 from sitelore.asgi_guard import (
     DEFAULT_LIMITS,
@@ -31,7 +30,6 @@ from sitelore.asgi_guard import (
     ConnectionLimits,
     check_bind,
 )
-from sitelore.bootstrap import Runtime
 from sitelore.cli_common import (
     AllowPrivateOpt,
     ConfigOpt,
@@ -46,12 +44,12 @@ from sitelore.cli_common import (
     setup_logging,
     with_workers,
 )
-from sitelore.config import Settings
 from sitelore.errors import ConfigError, UsageError
-from sitelore.host_guard import HostPolicy
-from sitelore.models import DEFAULT_DELAY, Limits
+from sitelore.models import DEFAULT_DELAY
 
 if TYPE_CHECKING:
+    from sitelore.config import Settings
+    from sitelore.host_guard import HostPolicy
     from sitelore.wire import RemotePolicy
 
 __all__ = ["RunningServer", "register", "running_server"]
@@ -275,6 +273,8 @@ def _hosts(
     host: str, settings: Settings, allowed_host: list[str] | None, cors_origin: list[str] | None
 ) -> HostPolicy:
     """The Host and Origin values served: the bind, the settings' and the flags' lists."""
+    from sitelore.host_guard import HostPolicy
+
     return HostPolicy(
         host,
         allowed_hosts=(*settings.allowed_hosts, *(allowed_host or ())),
@@ -301,6 +301,10 @@ def _settings(
     changes = {key: value for key, value in caps.items() if value is not None}
     if not changes:
         return settings
+    from pydantic import ValidationError
+
+    from sitelore.models import Limits
+
     try:
         limits = Limits.model_validate({**settings.limits.model_dump(), **changes})
     except ValidationError as exc:
@@ -352,6 +356,8 @@ def serve(
     limits = _limits(read_timeout, max_connections, max_client_connections)
 
     async def go() -> None:
+        from sitelore.bootstrap import Runtime
+
         async with Runtime(settings) as runtime:
             app = api.create_app(
                 runtime,
@@ -424,6 +430,8 @@ def mcp(
     limits = _limits(read_timeout, max_connections, max_client_connections)
 
     async def go() -> None:
+        from sitelore.bootstrap import Runtime
+
         async with Runtime(settings) as runtime:
             if transport == "stdio":
                 await mcp_server.run_stdio(runtime, remote=remote)

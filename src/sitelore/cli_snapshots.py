@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Annotated, Any, TextIO
 
 import typer
 
-from sitelore.bootstrap import Runtime
 from sitelore.cli_common import (
     ConfigOpt,
     DbOpt,
@@ -29,11 +28,11 @@ from sitelore.cli_common import (
     run_async,
     setup_logging,
 )
-from sitelore.config import Settings
 from sitelore.errors import ConfigError, UsageError
-from sitelore.linkstyle import LinkStyle
 
 if TYPE_CHECKING:
+    from sitelore.config import Settings
+    from sitelore.linkstyle import LinkStyle
     from sitelore.rebuild import ReconvertReport
     from sitelore.snapshots import WarcExport
 
@@ -65,6 +64,8 @@ def reconvert(
     setup_logging(debug, progress=False)
 
     async def go() -> ReconvertReport:
+        from sitelore.bootstrap import Runtime
+
         async with Runtime(settings, create_store=False) as runtime:
             return await runtime.reconvert(archive=archive)
 
@@ -109,6 +110,8 @@ async def _export(
     archive: Path | None,
     links: LinkStyle | None,
 ) -> dict[str, Any]:
+    from sitelore.bootstrap import Runtime
+
     result: dict[str, Any] = {}
     async with Runtime(settings, create_store=False) as runtime:
         runtime.store  # noqa: B018 - no store there: fail before writing any file

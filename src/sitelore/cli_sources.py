@@ -16,13 +16,10 @@ import re
 import tempfile
 from datetime import datetime
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from pydantic import ValidationError
 
-from sitelore.bootstrap import Runtime
-from sitelore.changes import ChangeReport
 from sitelore.cli_common import (
     AllowPrivateOpt,
     ConfigOpt,
@@ -42,21 +39,16 @@ from sitelore.cli_common import (
     setup_logging,
     with_workers,
 )
-from sitelore.cli_output import CrawlProgress
-from sitelore.cli_scale import FrontierOpt, require_frontier
-from sitelore.cli_sources_view import print_report, print_statuses, when
-from sitelore.config import SOURCE_NAME_PATTERN, Settings, SourceSpec
-from sitelore.config_toml import append_source
+from sitelore.cli_scale import FrontierOpt
 from sitelore.errors import ConfigError, UsageError
-from sitelore.refresh import (
-    SourceStatus,
-    UpdateOutcome,
-    select_sources,
-    source_status,
-    update_source_scaled,
-)
-from sitelore.refresh import update_source as refresh_source
-from sitelore.urls import normalize_url
+
+if TYPE_CHECKING:
+    from sitelore.changes import ChangeReport
+    from sitelore.config import Settings, SourceSpec
+    from sitelore.refresh import SourceStatus, UpdateOutcome
+
+# The modules each command needs (settings model, refresh, the store) are imported
+# inside it, so that registering these commands costs other commands nothing.
 
 __all__ = ["register"]
 
@@ -84,6 +76,10 @@ def register(app: typer.Typer) -> None:
 
 
 def _spec_from_flags(values: dict[str, Any]) -> SourceSpec:
+    from pydantic import ValidationError
+
+    from sitelore.config import SourceSpec
+
     try:
         return SourceSpec.model_validate({k: v for k, v in values.items() if v is not None})
     except ValidationError as exc:
@@ -145,6 +141,10 @@ def add(
     debug: DebugOpt = False,
 ) -> None:
     """Add a named source to the settings file (crawl it with `sitelore update NAME`)."""
+    from sitelore.config import SOURCE_NAME_PATTERN
+    from sitelore.config_toml import append_source
+    from sitelore.urls import normalize_url
+
     if not re.match(SOURCE_NAME_PATTERN, name):
         raise UsageError(f"NAME {name!r}: use 1-64 letters, digits, '-', '_' or '.'")
     spec = _spec_from_flags(
@@ -192,6 +192,11 @@ async def _update(
     show_progress: bool,
     frontier: str | None = None,
 ) -> tuple[list[tuple[UpdateOutcome, SourceStatus]], list[SourceStatus]]:
+    from sitelore.bootstrap import Runtime
+    from sitelore.cli_output import CrawlProgress
+    from sitelore.refresh import source_status, update_source_scaled
+    from sitelore.refresh import update_source as refresh_source
+
     done: list[tuple[UpdateOutcome, SourceStatus]] = []
     not_due: list[SourceStatus] = []
     async with Runtime(settings) as runtime:
@@ -212,6 +217,8 @@ async def _update(
 
 
 def _warn_failed(report: ChangeReport, before: SourceStatus) -> None:
+    from sitelore.cli_sources_view import when
+
     kept = (
         f"keeping {before.documents} documents from the crawl of {when(before.last_ok.started_at)}"
         if before.last_ok is not None
@@ -244,6 +251,10 @@ def update(
     With --frontier the crawls go through the Redis frontier: this process works on
     them (any `sitelore worker` on that frontier helps) and reports when they end.
     """
+    from sitelore.cli_scale import require_frontier
+    from sitelore.cli_sources_view import print_report, when
+    from sitelore.refresh import select_sources
+
     settings = load_cli_settings(
         config=config, db=db, user_agent=user_agent, allow_private=allow_private, resolve=resolve
     )
@@ -297,6 +308,10 @@ def sources(
     debug: DebugOpt = False,
 ) -> None:
     """List the named sources: last crawl, status, documents and freshness."""
+    from sitelore.bootstrap import Runtime
+    from sitelore.cli_sources_view import print_statuses
+    from sitelore.refresh import source_status
+
     settings = load_cli_settings(config=config, db=db)
 
     async def go() -> tuple[datetime, list[SourceStatus]]:
@@ -327,6 +342,10 @@ def changes(
     debug: DebugOpt = False,
 ) -> None:
     """Show the stored change reports of one source, newest first."""
+    from sitelore.bootstrap import Runtime
+    from sitelore.cli_sources_view import print_report
+    from sitelore.refresh import select_sources
+
     settings = load_cli_settings(config=config, db=db)
     where = str(settings_path(config) or _DEFAULT_FILE)
     select_sources(settings.sources, [name], where=where)

@@ -20,6 +20,7 @@ from urllib.parse import urlsplit
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
 from sitelore import __version__
+from sitelore.config_read import DEFAULT_SEMANTIC_MODEL, DEFAULT_STORE, ENV_KEYS
 from sitelore.errors import ConfigError, UsageError
 from sitelore.linkstyle import LinkStyle
 from sitelore.models import CrawlOptions, Limits
@@ -41,7 +42,6 @@ __all__ = [
 ]
 
 PROJECT_URL = "https://github.com/sitelore/sitelore"
-DEFAULT_STORE = "sitelore.db"
 
 
 def default_user_agent() -> str:
@@ -161,10 +161,6 @@ class SourceSpec(BaseModel):
 _SourceName = Annotated[str, Field(pattern=SOURCE_NAME_PATTERN)]
 
 
-#: The sentence-embedding model semantic search uses unless the settings name another.
-DEFAULT_SEMANTIC_MODEL = "minilm-int8"
-
-
 class ConvertSettings(BaseModel):
     """``[convert]``: pages convert in worker processes, each page under a time cap."""
 
@@ -243,12 +239,6 @@ def settings_json_schema(model: type[BaseModel] = Settings) -> str:
     return json.dumps(schema, indent=2, sort_keys=True) + "\n"
 
 
-_ENV_KEYS = {
-    "SITELORE_DB": "store",
-    "SITELORE_USER_AGENT": "user_agent",
-}
-
-
 def _reason(error: Any) -> str:
     """Pydantic's message without its ``Value error, `` prefix."""
     return str(error["msg"]).removeprefix("Value error, ")
@@ -279,7 +269,7 @@ def load_settings(
         except tomllib.TOMLDecodeError as exc:
             raise ConfigError(f"{source}: not valid TOML: {exc}") from exc
     origin: dict[str, str] = {}
-    for env_key, key in _ENV_KEYS.items():
+    for env_key, key in ENV_KEYS.items():
         if environ and environ.get(env_key):
             data[key] = environ[env_key]
             origin[key] = env_key

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
-from sitelore.config import DEFAULT_SEMANTIC_MODEL
+from sitelore.config_read import DEFAULT_SEMANTIC_MODEL
 from sitelore.errors import ConfigError
 
 __all__ = [

@@ -63,6 +63,8 @@ _DEFAULT_PORTS = (("http", 80), ("https", 443))
 _HOST_CHARS = frozenset(string.ascii_lowercase + string.digits + "-_")
 _PATH_SAFE = "/%:@!$&'()*+,;=-._~?"
 _REDACTED_MAX = 300
+#: A control character or DEL: refused in URLs, shown as ``?`` when printing one.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 # The "@" that ends userinfo: plain, percent-escaped (once or more), or a full-width
 # form that NFKC folds to "@".
 _USERINFO_END = re.compile(r"@|%(?:25)*40|\uff20|\ufe6b", re.IGNORECASE)
@@ -324,12 +326,14 @@ def redact_url(text: str) -> str:
     span = _userinfo_span(text)
     if span is not None:
         text = f"{text[: span[0]]}***@{text[span[1] :]}"
-    shown = "".join(ch if ch >= " " and ch != "\x7f" else "?" for ch in text)
+    shown = _CONTROL.sub("?", text)
     return shown if len(shown) <= _REDACTED_MAX else shown[: _REDACTED_MAX - 3] + "..."
 
 
 def _userinfo_span(text: str) -> tuple[int, int] | None:
     """Where the userinfo of ``text`` starts, and where its ``@`` ends; None without one."""
+    if _USERINFO_END.search(text) is None:  # the common case: no "@" in any spelling
+        return None
     scheme = _SCHEME.match(text)
     start = 0
     if scheme is not None:
@@ -356,7 +360,7 @@ def _find_first(text: str, chars: str, start: int) -> int:
 
 
 def _parse_target(text: str, shown: str) -> Target:
-    if any(ch < " " or ch == "\x7f" for ch in text):
+    if _CONTROL.search(text) is not None:
         raise InvalidURLError(shown, "control character or line break in URL")
     try:
         parts = urllib.parse.urlsplit(text)

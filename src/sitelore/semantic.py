@@ -163,7 +163,12 @@ class SemanticSearch:
             return self._embedder
 
     async def search(self, query: str, *, limit: int = 10) -> Ranked:
-        """The best pages for ``query``: fused lexical and vector ranks, or lexical alone."""
+        """The best pages for ``query``: fused lexical and vector ranks, or lexical alone.
+
+        The search of every surface (CLI, REST, MCP, web UI). A blank query finds nothing.
+        """
+        if not query.strip():
+            return Ranked([], "lexical")
         store = self._store
         note = await self._why_lexical()
         if note is None and isinstance(store, SectionVectors):

@@ -224,8 +224,6 @@ async def search(searcher: SemanticSearch, query: str, *, limit: int) -> Ranked:
     extra is installed (the model loads on the first such query, once per ``searcher``);
     else lexical, with ``Ranked.note`` saying why. A blank query finds nothing.
     """
-    if not query.strip():
-        return Ranked([], "lexical")
     return await searcher.search(query, limit=limit)
 
 

@@ -8,11 +8,15 @@ dot-segment removal. Pure functions of strings; no parsing of whole URLs here.
 from __future__ import annotations
 
 import ipaddress
+import re
 import string
 
 __all__ = ["ipv4_from_host", "remove_dot_segments"]
 
 _HEX_DIGITS = frozenset(string.hexdigits)
+_OCTET = "(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"
+#: An address already in dotted decimal (no leading zeros): its own canonical form.
+_DOTTED_QUAD = re.compile(rf"{_OCTET}(?:\.{_OCTET}){{3}}")
 
 
 def ipv4_from_host(host: str) -> str | None:
@@ -29,7 +33,10 @@ def ipv4_from_host(host: str) -> str | None:
     Raises:
         ValueError: the host ends in a number but is not a valid IPv4 address.
     """
-    labels = host.rstrip(".").split(".")
+    stripped = host.rstrip(".")
+    if _DOTTED_QUAD.fullmatch(stripped):  # the common spelling: nothing to convert
+        return stripped
+    labels = stripped.split(".")
     if not _is_numeric_label(labels[-1]):
         return None
     if len(labels) > 4:

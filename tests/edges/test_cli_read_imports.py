@@ -2,7 +2,9 @@
 
 Each command runs in a fresh interpreter; afterwards the modules that make a cold start
 slow (aiohttp, the fetcher, the spider, the converter, WARC, the web and MCP servers)
-must not have been imported. ``make bench`` reports the wall time this buys.
+must not have been imported. Without a settings file, ``search``, ``list`` and ``show``
+also build no settings or options model and skip the composition root and the other
+commands' modules. ``make bench`` reports the wall time this buys.
 """
 
 from __future__ import annotations
@@ -31,6 +33,18 @@ CRAWL_STACK = (
     "mcp",
 )
 
+#: Modules ``search``, ``list`` and ``show`` do not need when no settings file is found.
+READ_PATH_EXTRAS = (
+    "sitelore.config",
+    "sitelore.options",
+    "sitelore.bootstrap",
+    "sitelore.convert_pool",
+    "sitelore.guard",
+    "sitelore.refresh",
+    "sitelore.host_guard",
+    "rich.table",
+)
+
 #: Runs the CLI in-process, then prints its exit code and which of the modules named in
 #: argv[1] (a JSON list) were loaded.
 PROBE = """
@@ -45,9 +59,9 @@ print(json.dumps({"code": code, "loaded": [m for m in watched if m in sys.module
 """
 
 
-def probe(args: list[str], cwd: Path) -> dict[str, object]:
+def probe(args: list[str], cwd: Path, watched: tuple[str, ...] = CRAWL_STACK) -> dict[str, object]:
     done = subprocess.run(
-        [sys.executable, "-c", PROBE, json.dumps(CRAWL_STACK), *args],
+        [sys.executable, "-c", PROBE, json.dumps(watched), *args],
         cwd=cwd,
         capture_output=True,
         text=True,
@@ -87,3 +101,19 @@ def test_read_command_loads_no_crawl_stack(command: list[str], store: Path) -> N
     result = probe([*command, "--db", str(store)], store.parent)
     assert result["loaded"] == []
     assert result["code"] in (0, 2)  # show of a missing document is a usage error
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["search", "retry"], ["show", "https://docs.example.com/nothing"]],
+    ids=lambda command: command[0],
+)
+def test_without_a_settings_file_reads_build_no_settings_model(
+    command: list[str], store: Path
+) -> None:
+    """No settings file: the store is read without pydantic settings or the runtime."""
+    elsewhere = store.parent / "elsewhere"
+    elsewhere.mkdir()
+    result = probe([*command, "--db", str(store)], elsewhere, CRAWL_STACK + READ_PATH_EXTRAS)
+    assert result["loaded"] == []
+    assert result["code"] in (0, 2)

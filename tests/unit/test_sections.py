@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pickle
+
 import pytest
 
 from sitelore.convert import to_document
@@ -177,3 +179,9 @@ def test_the_converter_keeps_heading_ids(html: str, heading: str) -> None:
 )
 def test_strip_heading_ids_leaves_text_and_code(markdown: str, expected: str) -> None:
     assert strip_heading_ids(markdown) == expected
+
+
+def test_sections_survive_pickling_between_processes() -> None:
+    """Conversion workers pickle a page's sections to the loop: every field comes back."""
+    sections = split_sections("intro\n\n## A {#a}\n\nsee [x](https://x/) *now*\n")
+    assert pickle.loads(pickle.dumps(sections)) == sections

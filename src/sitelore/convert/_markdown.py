@@ -13,9 +13,13 @@ looks like HTML (``<T>``) or would start an image (``!`` before a link) is escap
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import re
 from collections.abc import Callable
+from typing import Any, TypeVar
 
+import html_to_markdown
 from html_to_markdown import ConversionOptions, PreprocessingOptions, convert
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
@@ -73,18 +77,43 @@ _PRE = ("pre",)
 _SOURCE_BREAK = re.compile(r"[ \t]*\n\s*")
 
 
+_Options = TypeVar("_Options", ConversionOptions, PreprocessingOptions)
+
+
+def _as_members(options: _Options) -> _Options:
+    """``options`` with each enum setting given as text replaced by its enum member.
+
+    html-to-markdown looks such a setting up on every call, trying several spellings,
+    which cost as much as converting a page; a member it takes as it is. The member is
+    the one its lookup finds first: the text upper-cased (``"atx"``: ``ATX``).
+    """
+    members: dict[str, Any] = {}
+    for field in dataclasses.fields(options):
+        value = getattr(options, field.name)
+        enum = getattr(html_to_markdown, str(field.type).split(" | ")[0], None)
+        member = getattr(enum, value.upper(), None) if isinstance(value, str) else None
+        if isinstance(enum, type) and isinstance(member, enum):
+            members[field.name] = member
+    return dataclasses.replace(options, **members)
+
+
+@functools.cache
 def _options() -> ConversionOptions:
-    return ConversionOptions(
-        extract_metadata=False,
-        hidden_content="reachable",
-        heading_style="atx",
-        code_block_style="backticks",
-        bullets="-",
-        br_in_tables=True,
-        compact_tables=True,
-        preprocessing=PreprocessingOptions(
-            enabled=True, preset="minimal", remove_navigation=False, remove_forms=False
-        ),
+    """The Markdown settings, built once per process."""
+    preprocessing = PreprocessingOptions(
+        enabled=True, preset="minimal", remove_navigation=False, remove_forms=False
+    )
+    return _as_members(
+        ConversionOptions(
+            extract_metadata=False,
+            hidden_content="reachable",
+            heading_style="atx",
+            code_block_style="backticks",
+            bullets="-",
+            br_in_tables=True,
+            compact_tables=True,
+            preprocessing=_as_members(preprocessing),
+        )
     )
 
 
