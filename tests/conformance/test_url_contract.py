@@ -45,7 +45,7 @@ TABLE = [
         'http://a.test/a b"<>|^`{}',
         "http://a.test/a%20b%22%3C%3E%7C%5E%60%7B%7D",
         "same",
-    ),  # noqa: E501
+    ),
     ("backslash", "http://a.test/a\\b", "http://a.test/a%5Cb", "same"),
     ("lone-percent", "http://a.test/100%", "http://a.test/100%25", "same"),
     ("bad-escape", "http://a.test/%zz", "http://a.test/%25zz", "same"),
