@@ -89,7 +89,10 @@ def _normalise(text: str) -> str:
     ``%2A`` / ``%24``, so it compares equal to the escaped form a rule uses for it
     and never acts as a wildcard or an anchor.
     """
-    text = normalize_escapes(text)
+    return _escape_wildcards(normalize_escapes(text))
+
+
+def _escape_wildcards(text: str) -> str:
     if "*" in text or "$" in text:
         return text.replace("*", "%2A").replace("$", "%24")
     return text
@@ -130,7 +133,7 @@ def normalise_target(url: str) -> str:
     '/~user/caf%C3%A9?q=%2F'
     """
     path, _, query = _path_and_query(url).partition("?")
-    return _normalise(request_target(path, query))
+    return _escape_wildcards(request_target(path, query))
 
 
 # -- compiled rules ----------------------------------------------------------------------
