@@ -47,6 +47,7 @@ from sitelore.frontier_redis import (
     FrontierItem,
     Lease,
     NewCrawl,
+    Outcome,
     RedisFrontier,
     bucket_count,
 )
@@ -256,7 +257,7 @@ async def _memory(args: argparse.Namespace) -> dict[str, Any]:
                 crawl,
                 "bench",
                 lease_id,
-                Completion(outcome="done", links=links),
+                Completion(outcome=Outcome.DONE, links=links),
                 int(meta["buckets"]),
             )
         after = int((await client.info("memory"))["used_memory"])

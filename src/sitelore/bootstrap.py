@@ -47,10 +47,11 @@ from sitelore.ports import (
 from sitelore.store import open_store
 
 if TYPE_CHECKING:
+    from sitelore.crawl import CrawlRun, Origins
     from sitelore.fetcher import HttpFetcher
     from sitelore.rebuild import Convert, ReconvertReport
+    from sitelore.robots import RobotsMemo
     from sitelore.snapshots import WarcExport
-    from sitelore.spider import CrawlRun
 
 __all__ = ["Runtime", "resolve_problem"]
 
@@ -90,6 +91,9 @@ class Runtime:
         self._owns_store = store is None
         self._converter = converter
         self._pool: ProcessConverter | None = None
+        # Per-origin politeness and robots.txt, shared by every live crawl of the process.
+        self._origins: Origins | None = None
+        self._robots_memo: RobotsMemo | None = None
 
     async def __aenter__(self) -> Self:
         return self
@@ -173,6 +177,32 @@ class Runtime:
             return ReplaySnapshots(Path(replay), policy=self.policy, limits=self.settings.limits)
         return LiveSnapshots()
 
+    def http_fetcher(
+        self,
+        *,
+        deadline: float | None = None,
+        observer: ExchangeObserver | None = None,
+        user_agent: str | None = None,
+    ) -> HttpFetcher:
+        """The one place an ``HttpFetcher`` is built: this runtime's guard, resolver, caps.
+
+        Crawls retry through their frontier (spaced by the origin's delay), so the
+        fetcher itself makes one attempt per request.
+        """
+        from sitelore.fetcher import HttpFetcher
+
+        return HttpFetcher(
+            user_agent=user_agent or self.settings.user_agent,
+            policy=self.policy,
+            resolver=self._resolver,
+            resolve_overrides=self._overrides,
+            clock=self.clock,
+            limits=self.settings.limits,
+            deadline=deadline,
+            observer=observer,
+            max_retries=0,
+        )
+
     @contextlib.asynccontextmanager
     async def open_crawl(
         self,
@@ -192,13 +222,17 @@ class Runtime:
         archive that cannot be opened ends the crawl as one ``invalid-config`` page
         outcome instead of raising.
         """
-        from sitelore.fetcher import HttpFetcher
-        from sitelore.robots import allow_all_policy, create_robots_policy, product_token
+        from sitelore.crawl import Origins, Spider
+        from sitelore.robots import (
+            RobotsMemo,
+            allow_all_policy,
+            create_robots_policy,
+            product_token,
+        )
         from sitelore.robots_loader import DEFAULT_TIMEOUT as ROBOTS_TIMEOUT
         from sitelore.robots_loader import make_robots_loader
         from sitelore.sitemap_loader import make_sitemap_loader
         from sitelore.snapshots import LiveSnapshots
-        from sitelore.spider import Spider
         from sitelore.urls import normalize_url
 
         self.check_url(seed)
@@ -210,18 +244,14 @@ class Runtime:
         limits = self.settings.limits
         deadline = self.clock.monotonic() + applied.deadline_seconds
         mode = snapshots or LiveSnapshots()
+        if self._origins is None:
+            self._origins = Origins()
+            self._robots_memo = RobotsMemo(self.clock.monotonic)
+        # A capture or a replay keeps its own robots.txt: the archive must hold it.
+        memo = self._robots_memo if mode.mode is SnapshotMode.LIVE else None
 
         def live(observer: ExchangeObserver | None) -> HttpFetcher:
-            return HttpFetcher(
-                user_agent=self.settings.user_agent,
-                policy=self.policy,
-                resolver=self._resolver,
-                resolve_overrides=self._overrides,
-                clock=self.clock,
-                limits=limits,
-                deadline=deadline,
-                observer=observer,
-            )
+            return self.http_fetcher(deadline=deadline, observer=observer)
 
         async with contextlib.AsyncExitStack() as stack:
             refusal: ArchiveError | None = None
@@ -243,7 +273,8 @@ class Runtime:
                         max_bytes=limits.max_robots_bytes,
                         timeout=min(ROBOTS_TIMEOUT, limits.page_timeout_seconds),
                         user_agent=self.settings.user_agent,
-                    )
+                    ),
+                    memo,
                 )
                 if applied.respect_robots
                 else allow_all_policy()
@@ -261,6 +292,7 @@ class Runtime:
                 incremental=incremental,
                 robots_agent=product_token(self.settings.user_agent),
                 paced=mode.mode is not SnapshotMode.REPLAY,
+                origins=self._origins,
             )
             run = spider.crawl(seed, applied, deadline=deadline)
             run.summary.clamped = tuple(clamped_options(options, applied))

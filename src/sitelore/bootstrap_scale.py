@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import os
 import re
 import secrets
@@ -18,20 +19,20 @@ import signal
 import socket
 from collections.abc import AsyncIterator, Iterator
 from datetime import UTC, datetime
+from pathlib import Path
 
-from sitelore.clock import SystemClock
+from sitelore.bootstrap import Runtime
 from sitelore.config import Settings
-from sitelore.convert_pool import ProcessConverter
 from sitelore.errors import ConfigError, NotFoundError, UsageError
-from sitelore.fetcher import HttpFetcher
 from sitelore.frontier_redis import CrawlStatus, RedisFrontier
-from sitelore.guard import AddressPolicy, check_url, parse_resolve_entry
-from sitelore.models import CrawlOptions
+from sitelore.models import CrawlOptions, SnapshotMode
 from sitelore.ports import Clock, Fetcher, Resolver
-from sitelore.store import PostgresStore, open_store
+from sitelore.store import PostgresStore
 from sitelore.worker import (
+    CrawlMeta,
     CrawlTally,
     EnqueuedCrawl,
+    QueueRequest,
     ScaleTimings,
     Worker,
     WorkerConfig,
@@ -39,23 +40,21 @@ from sitelore.worker import (
     new_crawl_id,
 )
 
-__all__ = ["crawl_status", "default_worker_id", "enqueue", "open_frontier", "run_worker"]
-
-_UNSUPPORTED = (("render", "--render"), ("sitemap", "--sitemap"))
+__all__ = [
+    "ScaledCrawl",
+    "crawl_status",
+    "default_worker_id",
+    "enqueue",
+    "open_frontier",
+    "run_and_wait",
+    "run_worker",
+]
 
 
 def default_worker_id() -> str:
     """``<host>-<pid>-<random>``: unique across machines and restarts, safe in Redis keys."""
     host = re.sub(r"[^A-Za-z0-9.-]", "-", socket.gethostname())[:40] or "host"
     return f"{host}-{os.getpid()}-{secrets.token_hex(2)}"
-
-
-def _overrides(settings: Settings) -> dict[tuple[str, int], str]:
-    table: dict[tuple[str, int], str] = {}
-    for entry in settings.resolve:
-        host, port, address = parse_resolve_entry(entry)
-        table[(host, port)] = address
-    return table
 
 
 @contextlib.asynccontextmanager
@@ -77,35 +76,47 @@ async def enqueue(
     timings: ScaleTimings | None = None,
     crawl_id: str | None = None,
     resolver: Resolver | None = None,
+    capture: str | Path | None = None,
+    replay: str | Path | None = None,
+    incremental: bool = False,
 ) -> EnqueuedCrawl:
-    """Check ``seed`` as a local crawl would and queue a crawl of it for the workers."""
-    for field, flag in _UNSUPPORTED:
-        if getattr(options, field, False):  # options other features add to CrawlOptions
-            raise UsageError(f"{flag} is not supported with --frontier (scale-out workers)")
-    policy = AddressPolicy(settings.allow_private)
-    overrides = _overrides(settings)
-    clock = SystemClock()
+    """Check ``seed`` as a local crawl would and queue a crawl of it for the workers.
+
+    ``capture``/``replay``: every worker writes its own WARC file into, or answers
+    from, that archive directory (it must be reachable at the same path by every
+    worker). ``--render`` stays local: a browser's sub-requests would need the
+    origin's lease from Redis for each of them.
+    """
+    if options.render:
+        raise UsageError("--render is not supported with --frontier (scale-out workers)")
+    if capture is not None and replay is not None:
+        raise UsageError("--capture and --replay cannot be used together")
+    mode, archive = SnapshotMode.LIVE, ""
+    if capture is not None or replay is not None:
+        mode = SnapshotMode.CAPTURE if capture is not None else SnapshotMode.REPLAY
+        archive = _absolute(capture or replay or "")
     async with (
+        Runtime(settings, resolver=resolver, create_store=False) as runtime,
         open_frontier(frontier_url) as frontier,
-        HttpFetcher(
-            user_agent=settings.user_agent,
-            policy=policy,
-            resolver=resolver,
-            resolve_overrides=overrides,
-            clock=clock,
-            limits=settings.limits,
-        ) as fetcher,
+        runtime.http_fetcher() as fetcher,
     ):
-        return await enqueue_crawl(
-            frontier=frontier,
-            fetcher=fetcher,
+        request = QueueRequest(
             seed=seed,
             options=options,
+            crawl_id=crawl_id or new_crawl_id(datetime.now(UTC)),
+            timings=timings or ScaleTimings(),
+            snapshots=mode,
+            archive=archive,
+            incremental=incremental,
+        )
+        return await enqueue_crawl(
+            request,
+            frontier=frontier,
+            fetcher=fetcher,
             limits=settings.limits,
             user_agent=settings.user_agent,
-            url_check=lambda url: check_url(url, policy=policy),
-            crawl_id=crawl_id or new_crawl_id(datetime.now(UTC)),
-            timings=timings,
+            url_check=runtime.check_url,
+            clock=runtime.clock,
         )
 
 
@@ -125,52 +136,86 @@ async def run_worker(
 
     SIGTERM and SIGINT stop it gracefully: no new leases, pages in progress are acked.
     """
-    clock = clock or SystemClock()
-    policy = AddressPolicy(settings.allow_private)
-    overrides = _overrides(settings)
-    limits = settings.limits
 
-    def make_fetcher(
-        user_agent: str, deadline: float
-    ) -> contextlib.AbstractAsyncContextManager[Fetcher]:
-        return HttpFetcher(
-            user_agent=user_agent,
-            policy=policy,
-            resolver=resolver,
-            resolve_overrides=overrides,
-            clock=clock,
-            limits=limits,
-            deadline=deadline,
-            max_retries=0,  # the frontier retries, spaced by the origin's delay
-        )
+    async with (
+        Runtime(settings, resolver=resolver, clock=clock) as runtime,
+        open_frontier(frontier_url) as frontier,
+    ):
 
-    conf = settings.convert
-    pool = ProcessConverter(
-        workers=conf.workers, page_timeout=conf.page_timeout_seconds, memory_mib=conf.memory_mib
-    )
-    async with open_frontier(frontier_url) as frontier, pool:
-        store = open_store(settings.store)
-        try:
-            if isinstance(store, PostgresStore):
-                await store.open()  # fail now, not on the first page
-            worker = Worker(
-                frontier=frontier,
-                store=store,
-                make_fetcher=make_fetcher,
-                config=WorkerConfig(
-                    worker_id=worker_id or default_worker_id(),
-                    limits=limits,
-                    url_check=lambda url: check_url(url, policy=policy),
-                    slots=slots,
-                ),
-                clock=clock,
-                converter=pool,
+        def fetch_path(
+            meta: CrawlMeta, deadline: float
+        ) -> contextlib.AbstractAsyncContextManager[Fetcher]:
+            """The crawl's fetch path: live, or capturing into / replaying its archive."""
+            archive = meta.archive or None
+            mode = runtime.snapshots(
+                capture=archive if meta.snapshots is SnapshotMode.CAPTURE else None,
+                replay=archive if meta.snapshots is SnapshotMode.REPLAY else None,
             )
-            with _stop_on_signals(worker, enabled=handle_signals):
-                await worker.run(crawl_id=crawl_id, exit_when_idle=exit_when_idle)
-            return worker.tallies
-        finally:
-            await store.close()
+            return mode.fetch_path(
+                meta.seed,
+                lambda observer: runtime.http_fetcher(
+                    deadline=deadline, observer=observer, user_agent=meta.user_agent
+                ),
+            )
+
+        store = runtime.store
+        if isinstance(store, PostgresStore):
+            await store.open()  # fail now, not on the first page
+        worker = Worker(
+            frontier=frontier,
+            store=store,
+            fetch_path=fetch_path,
+            config=WorkerConfig(
+                worker_id=worker_id or default_worker_id(),
+                limits=settings.limits,
+                url_check=runtime.check_url,
+                slots=slots,
+            ),
+            clock=runtime.clock,
+            converter=runtime.converter,
+        )
+        with _stop_on_signals(worker, enabled=handle_signals):
+            await worker.run(crawl_id=crawl_id, exit_when_idle=exit_when_idle)
+        return worker.tallies
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ScaledCrawl:
+    """A scale-out crawl run to its end: its progress record and its pages' changes."""
+
+    status: CrawlStatus
+    changes: list[tuple[str, str]]
+
+
+async def run_and_wait(
+    settings: Settings,
+    frontier_url: str,
+    seed: str,
+    options: CrawlOptions,
+    *,
+    incremental: bool = False,
+    resolver: Resolver | None = None,
+) -> ScaledCrawl:
+    """Queue a crawl, work on it here (other workers may join) until it ends, and read it.
+
+    For ``sitelore update --frontier``: the report needs the whole crawl. Raises
+    ``UsageError`` for a seed a local crawl would refuse.
+    """
+    queued = await enqueue(
+        settings, frontier_url, seed, options, incremental=incremental, resolver=resolver
+    )
+    await run_worker(
+        settings, frontier_url, crawl_id=queued.crawl_id, resolver=resolver, handle_signals=False
+    )
+    async with open_frontier(frontier_url) as frontier:
+        status = await frontier.status(queued.crawl_id)
+        changes = await frontier.changes(queued.crawl_id)
+    return ScaledCrawl(status, changes)
+
+
+def _absolute(path: str | Path) -> str:
+    """An archive directory as every worker must find it (no I/O: a path computation)."""
+    return os.path.abspath(os.path.expanduser(path))
 
 
 @contextlib.contextmanager

@@ -67,7 +67,7 @@ from sitelore.models import CrawlOptions, CrawlSummary
 from sitelore.semantic import embedding_alongside
 
 if TYPE_CHECKING:
-    from sitelore.spider import CrawlRun
+    from sitelore.crawl import CrawlRun
 
 __all__ = ["app", "main"]
 
@@ -198,10 +198,10 @@ def crawl(
         sitemap=sitemap,
     )
     if frontier is not None:  # scale-out: queue the crawl for `sitelore worker` processes
-        if capture is not None or replay is not None:
-            raise UsageError("--capture and --replay cannot be used with --frontier")
         setup_logging(debug, progress=False)
-        enqueue_command(settings, url, options, frontier, as_json=as_json)
+        enqueue_command(
+            settings, url, options, frontier, as_json=as_json, capture=capture, replay=replay
+        )
         return
     show_progress = err_console.is_terminal and not debugging(debug)
     setup_logging(debug, progress=show_progress)

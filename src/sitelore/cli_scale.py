@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -55,7 +56,7 @@ def _importable(name: str) -> bool:
     return True
 
 
-def _required(frontier: str | None) -> str:
+def require_frontier(frontier: str | None) -> str:
     if not frontier:
         raise UsageError("--frontier redis://HOST:PORT/DB is required (or set SITELORE_FRONTIER)")
     missing = [name for name in ("redis", "psycopg") if not _importable(name)]
@@ -65,13 +66,22 @@ def _required(frontier: str | None) -> str:
 
 
 def enqueue_command(
-    settings: Settings, url: str, options: CrawlOptions, frontier: str, *, as_json: bool
+    settings: Settings,
+    url: str,
+    options: CrawlOptions,
+    frontier: str,
+    *,
+    as_json: bool,
+    capture: Path | None = None,
+    replay: Path | None = None,
 ) -> None:
     """``crawl URL --frontier ...``: check the seed, queue the crawl, print its id."""
-    frontier = _required(frontier)
+    frontier = require_frontier(frontier)
     from sitelore import bootstrap_scale  # needs the "scale" extra: imported when used
 
-    queued = run_async(bootstrap_scale.enqueue(settings, frontier, url, options))
+    queued = run_async(
+        bootstrap_scale.enqueue(settings, frontier, url, options, capture=capture, replay=replay)
+    )
     if as_json:
         print_json(queued.to_json())
     else:
@@ -81,7 +91,7 @@ def enqueue_command(
             f"[--crawl {queued.crawl_id}]"
         )
         out_console.print(f"  progress:     sitelore crawl-status {queued.crawl_id} --frontier ...")
-    for note in queued.clamped:
+    for note in (*queued.clamped, *queued.warnings):
         err_console.print(f"warning: {note}")
 
 
@@ -175,7 +185,7 @@ def register(app: typer.Typer) -> None:
         debug: DebugOpt = False,
     ) -> None:
         """Run a scale-out worker: fetch URLs of queued crawls and store the documents."""
-        url = _required(frontier)
+        url = require_frontier(frontier)
         settings = load_cli_settings(
             config=config, db=db, allow_private=allow_private, resolve=resolve
         )
@@ -220,7 +230,7 @@ def register(app: typer.Typer) -> None:
         debug: DebugOpt = False,
     ) -> None:
         """Show a scale-out crawl's progress, read from Redis."""
-        url = _required(frontier)
+        url = require_frontier(frontier)
         setup_logging(debug, progress=False)
         from sitelore import bootstrap_scale
 

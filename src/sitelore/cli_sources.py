@@ -43,11 +43,18 @@ from sitelore.cli_common import (
     with_workers,
 )
 from sitelore.cli_output import CrawlProgress
+from sitelore.cli_scale import FrontierOpt, require_frontier
 from sitelore.cli_sources_view import print_report, print_statuses, when
 from sitelore.config import SOURCE_NAME_PATTERN, Settings, SourceSpec
 from sitelore.config_toml import append_source
 from sitelore.errors import ConfigError, UsageError
-from sitelore.refresh import SourceStatus, UpdateOutcome, select_sources, source_status
+from sitelore.refresh import (
+    SourceStatus,
+    UpdateOutcome,
+    select_sources,
+    source_status,
+    update_source_scaled,
+)
 from sitelore.refresh import update_source as refresh_source
 from sitelore.urls import normalize_url
 
@@ -178,7 +185,12 @@ def add(
 
 
 async def _update(
-    settings: Settings, selected: dict[str, SourceSpec], *, force: bool, show_progress: bool
+    settings: Settings,
+    selected: dict[str, SourceSpec],
+    *,
+    force: bool,
+    show_progress: bool,
+    frontier: str | None = None,
 ) -> tuple[list[tuple[UpdateOutcome, SourceStatus]], list[SourceStatus]]:
     done: list[tuple[UpdateOutcome, SourceStatus]] = []
     not_due: list[SourceStatus] = []
@@ -187,6 +199,10 @@ async def _update(
             before = await source_status(runtime.store, name, spec, runtime.clock.now())
             if not (force or before.due):
                 not_due.append(before)
+                continue
+            if frontier is not None:  # scale-out: queued, worked on here and by any worker
+                outcome = await update_source_scaled(runtime, frontier, name, spec)
+                done.append((outcome, before))
                 continue
             total = spec.crawl_options().clamp(settings.limits)[0].max_pages
             with CrawlProgress(err_console, total=total, enabled=show_progress) as progress:
@@ -219,10 +235,15 @@ def update(
     resolve: ResolveOpt = None,
     user_agent: UserAgentOpt = None,
     config: ConfigOpt = None,
+    frontier: FrontierOpt = None,
     as_json: JsonOpt = False,
     debug: DebugOpt = False,
 ) -> None:
-    """Re-crawl the sources whose refresh interval has passed, and report what changed."""
+    """Re-crawl the sources whose refresh interval has passed, and report what changed.
+
+    With --frontier the crawls go through the Redis frontier: this process works on
+    them (any `sitelore worker` on that frontier helps) and reports when they end.
+    """
     settings = load_cli_settings(
         config=config, db=db, user_agent=user_agent, allow_private=allow_private, resolve=resolve
     )
@@ -233,7 +254,15 @@ def update(
         err_console.print(f"no sources in {where}; add one with: sitelore add NAME URL")
     show_progress = err_console.is_terminal and not debugging(debug) and not as_json
     setup_logging(debug, progress=True)
-    done, not_due = run_async(_update(settings, selected, force=force, show_progress=show_progress))
+    done, not_due = run_async(
+        _update(
+            settings,
+            selected,
+            force=force,
+            show_progress=show_progress,
+            frontier=require_frontier(frontier) if frontier is not None else None,
+        )
+    )
     if as_json:
         print_json(
             {

@@ -10,16 +10,17 @@ Life of a URL::
     offer(url, depth) / offer_links(links, depth)     a link was discovered
         -> skipped: invalid, duplicate, depth, filtered   (counted in ``skipped``)
         -> admitted: queued at its depth
-    take() -> QueueItem                                the spider may start it now;
+    take() -> CrawlItem                                the crawl may start it now;
                                                        one page slot is used
         -> release(item, SkipReason.ROBOTS)             no request was made after all:
                                                        the slot comes back
-        -> requeue(item)                                not started after all (deadline):
-                                                       back in the queue, slot back
-        -> land(item, final_url, redirects)             the request finished; False when
-                                                       a redirect landed on a URL this
-                                                       crawl already fetched (no 2nd document)
+        -> requeue(item)                                back at the head of its depth,
+                                                       slot back (robots.txt fetched
+                                                       first, a retry, the deadline)
         -> done(item)                                   the page's links have been offered
+        -> done(item) + offer_hop(item, target)         it redirected: the target is
+                                                       queued as its own item, or False
+                                                       when the crawl already knows it
 
 Guarantees:
 
@@ -29,8 +30,8 @@ Guarantees:
   started before any depth d+1 page. ``take`` returns None when nothing may start
   *now*; :attr:`finished` says whether anything ever will.
 * **Each URL at most once.** URLs are keyed by :func:`~sitelore.urls.normalize_url`;
-  a URL is queued once, and a queued URL that a redirect already landed on is dropped
-  when it reaches the head of the queue.
+  a URL is queued once. A redirect target is queued like a link (at its page's depth,
+  whatever the scope), unless the crawl already knows it: queued, fetched or released.
 * **The seed is always admitted** at depth 0, whatever the scope (the guard and robots
   still apply; the spider checks them).
 * **Budget.** At most ``max_pages`` items are taken, minus those released. When the
@@ -64,23 +65,31 @@ if TYPE_CHECKING:
     from sitelore.models import CrawlOptions
     from sitelore.urls import Scope
 
-__all__ = ["Frontier", "QueueItem"]
+__all__ = ["CrawlItem", "Frontier"]
 
 # States in the known table (one small int per URL).
 _QUEUED: Final = 0
-_FETCHED: Final = 1  # taken (requested) or landed on by a redirect
-_REJECTED: Final = 2  # filtered by scope, or released without a request
+_FETCHED: Final = 1  # taken (requested)
+_REJECTED: Final = 2  # released without a request
+_FILTERED: Final = 3  # out of scope (a redirect may still lead there)
 
 _TRUNCATED_MAX_PAGES: Final = "max_pages"
 #: A kept example of a skipped string is cut to this many characters (invalid ones may be long).
 _EXAMPLE_CHARS: Final = 300
 
 
-class QueueItem(NamedTuple):
-    """A URL the spider may fetch: its normalised form and its hops from the seed."""
+class CrawlItem(NamedTuple):
+    """One URL to fetch: its normalised form, depth, tries so far and redirect hops.
+
+    ``via`` is the URL first asked for when this item is a redirect target: the page's
+    outcome is reported under it.
+    """
 
     url: str
     depth: int
+    attempt: int = 0
+    hops: int = 0
+    via: str | None = None
 
 
 class Frontier:
@@ -96,13 +105,14 @@ class Frontier:
     1
     >>> frontier.done(seed)
     >>> frontier.take()
-    QueueItem(url='https://docs.example.com/a', depth=1)
+    CrawlItem(url='https://docs.example.com/a', depth=1, attempt=0, hops=0, via=None)
     """
 
     __slots__ = (
         "_cache",
         "_counts",
         "_examples",
+        "_extra",
         "_in_flight",
         "_known",
         "_levels",
@@ -130,6 +140,8 @@ class Frontier:
         self._examples: dict[SkipReason, list[str]] = {}
         self._queued = 1
         self._taken = 0
+        # Queued URLs that are more than a link: a retry (attempt) or a redirect target.
+        self._extra: dict[str, tuple[int, int, str | None]] = {}
 
     # --- discovering ---------------------------------------------------------------------
 
@@ -171,7 +183,7 @@ class Frontier:
 
     # --- scheduling ----------------------------------------------------------------------
 
-    def take(self) -> QueueItem | None:
+    def take(self) -> CrawlItem | None:
         """Return the next URL to fetch and use one page slot, or None if none may start now.
 
         None means: the queue is empty, the page budget is spent, or the next URL must
@@ -182,7 +194,7 @@ class Frontier:
             return None
         for depth, level in enumerate(self._levels):
             while level and self._known.get(level[0]) != _QUEUED:
-                level.popleft()  # a redirect already landed on it, or it was released
+                level.popleft()  # no longer queued
             if not level:
                 continue
             if any(self._in_flight[: max(0, depth - 1)]):
@@ -192,52 +204,60 @@ class Frontier:
             self._queued -= 1
             self._taken += 1
             self._in_flight[depth] += 1
-            return QueueItem(url, depth)
+            extra = self._extra.pop(url, None)
+            return CrawlItem(url, depth) if extra is None else CrawlItem(url, depth, *extra)
         return None
 
-    def release(self, item: QueueItem, reason: SkipReason = SkipReason.ROBOTS) -> None:
+    def release(self, item: CrawlItem, reason: SkipReason = SkipReason.ROBOTS) -> None:
         """Record that ``item`` was skipped without a request; its page slot comes back."""
         self._known[item.url] = _REJECTED
         self._taken -= 1
         self._in_flight[item.depth] -= 1
         self._count(reason, url=item.url)
 
-    def requeue(self, item: QueueItem) -> None:
-        """Put ``item`` back at the head of its depth unfetched; its page slot comes back.
+    def requeue(self, item: CrawlItem) -> None:
+        """Put ``item`` back at the head of its depth; its page slot comes back.
 
-        For an item taken but not started (the deadline came first, the worker is
-        shutting down): it counts in :attr:`unfetched` again, not in ``skipped``.
+        For an item to try again (its ``attempt`` as given), or taken but not started
+        (robots.txt was fetched first, the deadline came): until taken again it counts
+        in :attr:`unfetched`, not in ``skipped``.
         """
         self._known[item.url] = _QUEUED
         self._levels[item.depth].appendleft(item.url)
+        if item.attempt or item.hops:
+            self._extra[item.url] = (item.attempt, item.hops, item.via)
         self._queued += 1
         self._taken -= 1
         self._in_flight[item.depth] -= 1
 
-    def land(self, item: QueueItem, final_url: str, redirects: Iterable[str] = ()) -> bool:
-        """Record where the request for ``item`` ended; False if that page was already fetched.
+    def offer_hop(self, item: CrawlItem, target: str) -> bool:
+        """Queue the redirect target of ``item`` at its depth; False if the crawl knows it.
 
-        ``final_url`` is the URL of the final response and ``redirects`` the URLs
-        requested before it. Every one of them counts as fetched from now on (so a
-        queued copy is dropped). Returns False when ``final_url`` is a different URL
-        that this crawl already fetched or started: the caller must not produce a
-        second document for it.
+        The target is queued whatever the scope (its links are followed only if it is
+        in scope), at the head of its depth so the page's chain goes on next. A target
+        already queued, fetched or released is counted as a ``duplicate``.
         """
-        for hop in redirects:
-            self._mark_fetched(hop)
-        final = self._normalized(final_url)
-        if final is None or final == item.url:
-            return True
-        return self._mark_fetched(final)
+        normalized = self._normalized(target)
+        if normalized is None:
+            self._count(SkipReason.INVALID, url=target)
+            return False
+        if self._known.get(normalized, _FILTERED) != _FILTERED:
+            self._count(SkipReason.DUPLICATE)
+            return False
+        self._known[normalized] = _QUEUED
+        self._too_deep.discard(normalized)
+        self._enqueue(normalized, item.depth, head=True)
+        self._extra[normalized] = (0, item.hops + 1, item.via or item.url)
+        return True
 
-    def done(self, item: QueueItem) -> None:
+    def done(self, item: CrawlItem) -> None:
         """Record that ``item`` is finished and its links have been offered."""
         self._in_flight[item.depth] -= 1
 
     # --- questions -----------------------------------------------------------------------
 
     def already_fetched(self, url: str) -> bool:
-        """Return True if ``url`` was taken, or a redirect landed on it, in this crawl."""
+        """Return True if ``url`` was taken in this crawl."""
         normalized = self._normalized(url)
         return normalized is not None and self._known.get(normalized) == _FETCHED
 
@@ -333,32 +353,23 @@ class Frontier:
             self._too_deep.add(url)
             return SkipReason.DEPTH
         if self._scope.allows_normalized(url) is not None:
-            self._known[url] = _REJECTED
+            self._known[url] = _FILTERED
             return SkipReason.FILTERED
         self._too_deep.discard(url)
         self._known[url] = _QUEUED
         self._enqueue(url, depth)
         return None
 
-    def _enqueue(self, url: str, depth: int) -> None:
+    def _enqueue(self, url: str, depth: int, *, head: bool = False) -> None:
         levels = self._levels
         while len(levels) <= depth:
             levels.append(deque())
             self._in_flight.append(0)
-        levels[depth].append(url)
+        if head:
+            levels[depth].appendleft(url)
+        else:
+            levels[depth].append(url)
         self._queued += 1
-
-    def _mark_fetched(self, url: str) -> bool:
-        normalized = self._normalized(url)
-        if normalized is None:
-            return True
-        state = self._known.get(normalized)
-        if state == _FETCHED:
-            return False
-        if state == _QUEUED:
-            self._queued -= 1
-        self._known[normalized] = _FETCHED
-        return True
 
     def _count(self, reason: SkipReason, n: int = 1, *, url: str | None = None) -> None:
         self._counts[reason] = self._counts.get(reason, 0) + n

@@ -35,7 +35,7 @@ from sitelore.errors import BusyError, NotFoundError, SiteloreError
 from sitelore.models import CrawlOptions, CrawlSummary, Limits, PageOutcome
 
 if TYPE_CHECKING:
-    from sitelore.spider import CrawlRun
+    from sitelore.crawl import CrawlRun
 
 __all__ = ["CrawlSlots", "Job", "JobEvent", "JobManager", "JobStatus", "OnChange", "OpenCrawl"]
 

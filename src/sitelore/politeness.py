@@ -3,8 +3,8 @@
 Never sleeps and never reads a clock: callers pass ``now`` (monotonic seconds, or a
 wall-clock datetime for HTTP dates) and act on the values returned.
 
-One :class:`Politeness` per crawl keeps, for each origin, the earliest monotonic time
-its next request may start. The spider's loop for one request::
+One :class:`Politeness` (per process: ``crawl.memory.Origins``) keeps, for each
+origin, the earliest monotonic time its next request may start. For one request::
 
     wait = politeness.wait_for(origin, now)            # 0.0 for an origin never hit
     wait = clamp_to_deadline(wait, now, deadline)      # None: give up, the deadline wins
@@ -12,14 +12,10 @@ its next request may start. The spider's loop for one request::
     politeness.record_request(origin, clock.now())     # spacing counts from the start
     ... on 429/503: politeness.push_back(origin, now, parse_retry_after(header, utcnow))
 
-``reserve(origin, now)`` does the first and third steps at once, for callers that let
-several requests to one origin wait concurrently.
-
-Throttling that cannot be honoured ends the origin instead of being shortened: a
-Retry-After over ``max_retry_after`` or reaching the crawl's deadline, or a Crawl-delay
-over ``max_crawl_delay`` (once the first request has been made: it needs no wait),
-makes :meth:`Politeness.throttled` True for that origin, and the caller makes no more
-requests to it.
+Throttling that cannot be honoured ends the origin instead of being shortened:
+:func:`retry_after_refusal` (a Retry-After over the cap or reaching the crawl's
+deadline) and :func:`crawl_delay_refusal` (a Crawl-delay over the cap: one request,
+then no more) say why; the crawl's frontier keeps its throttled origins.
 """
 
 from __future__ import annotations
@@ -38,16 +34,14 @@ __all__ = [
 
 
 class Politeness:
-    """Per-origin request spacing for one crawl: delay, Crawl-delay and Retry-After.
+    """Per-origin request spacing: delay, Crawl-delay and Retry-After.
 
-    * Spacing of an origin = max(``delay``, its Crawl-delay clamped to
-      ``max_crawl_delay``), counted from the *start* of the previous request.
+    * Spacing of an origin = max(``delay``, the asking crawl's delay, its Crawl-delay
+      clamped to ``max_crawl_delay``), counted from each recorded request.
     * No wait before the first request to an origin.
     * A Retry-After pushes that origin's next request out; it never brings a request
-      forward. One longer than ``max_retry_after`` (or reaching ``deadline``) throttles
-      the origin instead.
-    * A Crawl-delay longer than ``max_crawl_delay`` throttles the origin once its first
-      request starts.
+      forward. Whether a wait can be made at all is the caller's decision
+      (:func:`retry_after_refusal`, :func:`crawl_delay_refusal`).
     * Origins are independent of each other.
 
     >>> polite = Politeness(1.0)
@@ -58,56 +52,28 @@ class Politeness:
     0.75
     """
 
-    __slots__ = (
-        "_crawl_delays",
-        "_deadline",
-        "_delay",
-        "_max_crawl_delay",
-        "_max_retry_after",
-        "_next_at",
-        "_throttled",
-        "_unpaceable",
-    )
+    __slots__ = ("_crawl_delays", "_delay", "_max_crawl_delay", "_next_at")
 
-    def __init__(
-        self,
-        delay: float,
-        *,
-        max_crawl_delay: float = 10.0,
-        max_retry_after: float = 60.0,
-        deadline: float = math.inf,
-    ) -> None:
+    def __init__(self, delay: float, *, max_crawl_delay: float = 10.0) -> None:
         self._delay = _non_negative(delay)
         self._max_crawl_delay = _non_negative(max_crawl_delay)
-        self._max_retry_after = _non_negative(max_retry_after)
-        self._deadline = deadline
         self._crawl_delays: dict[str, float] = {}
         self._next_at: dict[str, float] = {}
-        self._unpaceable: set[str] = set()
-        self._throttled: dict[str, str] = {}
 
     def set_crawl_delay(self, origin: str, ms: int | None) -> None:
-        """Set the origin's robots.txt Crawl-delay in milliseconds (None: it has none).
-
-        Pass the delay as the site asked for it: one over ``max_crawl_delay`` is kept at
-        the cap for pacing, and throttles the origin once its first request starts.
-        """
+        """Set the origin's robots.txt Crawl-delay in milliseconds (None: it has none)."""
         if ms is None:
             self._crawl_delays.pop(origin, None)
-            self._unpaceable.discard(origin)
             return
-        seconds = _non_negative(ms / 1000)
-        if crawl_delay_refusal(ms, cap=self._max_crawl_delay) is not None:
-            self._unpaceable.add(origin)
-        self._crawl_delays[origin] = min(seconds, self._max_crawl_delay)
+        self._crawl_delays[origin] = min(_non_negative(ms / 1000), self._max_crawl_delay)
 
-    def throttled(self, origin: str) -> str | None:
-        """Why no more requests may go to ``origin`` (a throttle we cannot honour), or None."""
-        return self._throttled.get(origin)
+    def spacing(self, origin: str, delay: float = 0.0) -> float:
+        """Return the minimum seconds between the starts of two requests to ``origin``.
 
-    def spacing(self, origin: str) -> float:
-        """Return the minimum seconds between the starts of two requests to ``origin``."""
-        return max(self._delay, self._crawl_delays.get(origin, 0.0))
+        ``delay``: the asking crawl's own delay, when crawls with different delays
+        share this table (each origin is spaced by the largest).
+        """
+        return max(self._delay, delay, self._crawl_delays.get(origin, 0.0))
 
     def ready_at(self, origin: str) -> float:
         """Return the monotonic time the next request to ``origin`` may start.
@@ -120,42 +86,15 @@ class Politeness:
         """Return the seconds to wait at ``now`` before requesting ``origin`` (>= 0)."""
         return max(0.0, self.ready_at(origin) - now)
 
-    def record_request(self, origin: str, now: float) -> None:
-        """Record that a request to ``origin`` starts at ``now``."""
-        if origin in self._unpaceable and origin not in self._throttled:
-            self._throttled[origin] = _CRAWL_DELAY_OVER_CAP
-        self._push(origin, now + self.spacing(origin))
+    def record_request(self, origin: str, now: float, *, delay: float = 0.0) -> None:
+        """Record that a request to ``origin`` starts (or ends) at ``now``."""
+        self._push(origin, now + self.spacing(origin, delay))
 
-    def reserve(self, origin: str, now: float) -> float:
-        """Book the next start slot of ``origin``; return the seconds to wait for it.
-
-        The same as :meth:`wait_for` followed by :meth:`record_request` at the booked
-        time, so concurrent callers for one origin get successive slots.
-        """
-        wait = self.wait_for(origin, now)
-        self.record_request(origin, now + wait)
-        return wait
-
-    def push_back(self, origin: str, now: float, seconds: float | None) -> bool:
-        """Honour a Retry-After of ``seconds`` received at ``now``; None: no-op.
-
-        Returns False, and throttles the origin, when the wait is longer than
-        ``max_retry_after`` or would reach the deadline.
-
-        >>> polite = Politeness(1.0, deadline=600.0)
-        >>> polite.push_back("https://a.example", now=10.0, seconds=86400.0)
-        False
-        >>> polite.throttled("https://a.example")
-        'Retry-After 86400s is longer than the crawl may wait'
-        """
-        if seconds is None or math.isnan(seconds) or seconds <= 0:
-            return True
-        refusal = retry_after_refusal(seconds, left=self._deadline - now, cap=self._max_retry_after)
-        if refusal is not None:
-            self._throttled.setdefault(origin, refusal)
-            return False
+    def push_back(self, origin: str, now: float, seconds: float | None) -> None:
+        """Honour a wait of ``seconds`` asked at ``now`` (None, NaN, <= 0, inf: no-op)."""
+        if seconds is None or not math.isfinite(seconds) or seconds <= 0:
+            return
         self._push(origin, now + seconds)
-        return True
 
     def _push(self, origin: str, when: float) -> None:
         if when > self._next_at.get(origin, -math.inf):
@@ -179,6 +118,7 @@ def clamp_to_deadline(wait: float, now: float, deadline: float) -> float | None:
     return wait
 
 
+#: Why an origin asking for a Crawl-delay over the cap gets no request after its first.
 _CRAWL_DELAY_OVER_CAP = "Crawl-delay over the crawl's cap"
 
 

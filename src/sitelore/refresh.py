@@ -34,6 +34,7 @@ __all__ = [
     "select_sources",
     "source_status",
     "update_source",
+    "update_source_scaled",
 ]
 
 #: Called with each page outcome as a source's crawl streams them (progress bars).
@@ -159,6 +160,53 @@ async def update_source(
     )
     await runtime.store.record_change_report(report)
     return UpdateOutcome(report, summary)
+
+
+async def update_source_scaled(
+    runtime: Runtime, frontier_url: str, name: str, spec: SourceSpec
+) -> UpdateOutcome:
+    """Re-crawl one source incrementally through the Redis frontier; store its report.
+
+    Queues the crawl, works on it in this process (other workers may join) until it
+    ends, then builds the report from the pages' recorded changes.
+    """
+    from sitelore.bootstrap_scale import run_and_wait  # the scale extra, when used
+
+    clock = runtime.clock
+    started = clock.now()
+    try:
+        crawl = await run_and_wait(
+            runtime.settings, frontier_url, spec.url, spec.crawl_options(), incremental=True
+        )
+    except UsageError as exc:
+        report = ChangeReport(
+            source=name, seed=spec.url, started_at=started, finished_at=clock.now(), error=str(exc)
+        )
+        await runtime.store.record_change_report(report)
+        return UpdateOutcome(report)
+    lists: dict[str, list[str]] = {}
+    seen: set[str] = set()
+    for kind, url in crawl.changes:  # a reclaimed page reports again: its first change counts
+        if url not in seen:
+            seen.add(url)
+            lists.setdefault(kind, []).append(url)
+    status = crawl.status
+    seed = status.meta.get("seed", spec.url)
+    seed_error = next(
+        (line.split("\t")[2] for line in status.errors if line.split("\t")[0] == seed), None
+    )
+    report = ChangeReport.from_url_lists(
+        lists,
+        source=name,
+        seed=spec.url,
+        started_at=started,
+        finished_at=clock.now(),
+        pages_crawled=status.stats.get("fetched", 0),
+        error=f"the start page failed: {seed_error}" if seed_error else None,
+        truncated=status.meta.get("truncated_reason", "") in ("max_pages", "deadline"),
+    )
+    await runtime.store.record_change_report(report)
+    return UpdateOutcome(report)
 
 
 def select_sources(

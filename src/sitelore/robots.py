@@ -35,6 +35,7 @@ __all__ = [
     "MAX_CRAWL_DELAY_MS",
     "PARSE_LIMIT_BYTES",
     "RobotsLoader",
+    "RobotsMemo",
     "RobotsPolicy",
     "RobotsRule",
     "RobotsRules",
@@ -544,40 +545,76 @@ def _consume_outcome(task: asyncio.Task[RobotsRules]) -> None:
         task.exception()
 
 
+class RobotsMemo:
+    """robots.txt rules per origin, kept for ``ttl`` seconds, shared by several policies.
+
+    One memo per process lets every live crawl of an origin use one robots.txt fetch
+    (RFC 9309 2.4: cache for up to 24 hours); loads in flight are shared too.
+    """
+
+    def __init__(self, monotonic: Callable[[], float], *, ttl: float = 86_400.0) -> None:
+        self._monotonic = monotonic
+        self._ttl = ttl
+        self._rules: dict[str, tuple[float, RobotsRules]] = {}
+        self.loading: dict[str, asyncio.Task[RobotsRules]] = {}
+
+    def get(self, origin: str) -> RobotsRules | None:
+        """The origin's rules if loaded less than ``ttl`` ago."""
+        kept = self._rules.get(origin)
+        if kept is None or kept[0] <= self._monotonic():
+            return None
+        return kept[1]
+
+    def put(self, origin: str, rules: RobotsRules) -> None:
+        """Keep the origin's rules for ``ttl`` seconds from now."""
+        self._rules[origin] = (self._monotonic() + self._ttl, rules)
+
+
 class RobotsPolicy:
-    """robots.txt for one crawl: rules per origin, loaded once, in-flight loads shared.
+    """robots.txt for a crawl: rules per origin, loaded once, in-flight loads shared.
 
     A loader exception reaches every asker waiting on that load and is not cached: the
     next ask loads again. With no loader, everything is allowed and nothing is loaded.
+    ``memo`` shares the rules with other crawls (default: this policy's own).
     """
 
-    def __init__(self, loader: RobotsLoader | None) -> None:
+    def __init__(self, loader: RobotsLoader | None, memo: RobotsMemo | None = None) -> None:
         self._loader = loader
-        self._cache: dict[str, RobotsRules] = {}
-        self._loading: dict[str, asyncio.Task[RobotsRules]] = {}
+        self._memo = memo or RobotsMemo(lambda: 0.0, ttl=math.inf)
 
     async def rules_for(self, url: str) -> RobotsRules:
         """Return the rules for ``url``'s origin, loading them on first use."""
+        return await self.load(url)
+
+    async def cached(self, url: str) -> RobotsRules | None:
+        """The rules of ``url``'s origin if already loaded, else None."""
+        if self._loader is None:
+            return ALLOW_ALL
+        return self._memo.get(robots_origin(url))
+
+    async def load(self, url: str) -> RobotsRules:
+        """The rules of ``url``'s origin, loading them unless kept (one load at a time)."""
         if self._loader is None:
             return ALLOW_ALL
         origin = robots_origin(url)
-        cached = self._cache.get(origin)
+        cached = self._memo.get(origin)
         if cached is not None:
             return cached
-        task = self._loading.get(origin)
+        loading = self._memo.loading
+        task = loading.get(origin)
         if task is None:
             task = asyncio.ensure_future(self._load(self._loader, origin))
             task.add_done_callback(_consume_outcome)
-            self._loading[origin] = task
+            loading[origin] = task
         return await asyncio.shield(task)
 
     async def _load(self, loader: RobotsLoader, origin: str) -> RobotsRules:
         try:
             rules = await loader(origin)
-            self._cache[origin] = rules
+            self._memo.put(origin, rules)
             return rules
         finally:
-            del self._loading[origin]
+            del self._memo.loading[origin]
 
     async def is_allowed(self, url: str) -> bool:
         """Return True when robots.txt lets the crawler fetch ``url``."""
@@ -588,9 +625,9 @@ class RobotsPolicy:
         return _clamp_delay((await self.rules_for(url)).crawl_delay_ms)
 
 
-def create_robots_policy(loader: RobotsLoader) -> RobotsPolicy:
-    """A policy for one crawl that loads each origin's rules with ``loader``."""
-    return RobotsPolicy(loader)
+def create_robots_policy(loader: RobotsLoader, memo: RobotsMemo | None = None) -> RobotsPolicy:
+    """A policy that loads each origin's rules with ``loader`` (kept in ``memo``)."""
+    return RobotsPolicy(loader, memo)
 
 
 def allow_all_policy() -> RobotsPolicy:

@@ -20,7 +20,7 @@ from sitelore.store import SQLiteStore
 CRAWL_STACK = (
     "aiohttp",
     "sitelore.fetcher",
-    "sitelore.spider",
+    "sitelore.crawl.engine",
     "sitelore.convert",
     "sitelore.robots_loader",
     "sitelore.snapshots",

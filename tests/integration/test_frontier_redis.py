@@ -19,6 +19,7 @@ from sitelore.frontier_redis import (
     FrontierItem,
     Lease,
     NewCrawl,
+    Outcome,
     RedisFrontier,
     Wait,
 )
@@ -78,7 +79,7 @@ async def complete(
 ) -> tuple[bool, int]:
     links = tuple(FrontierItem(url, 1) for url in fields.pop("urls", ()))
     return await frontier.complete(
-        CRAWL, worker, lease_id, Completion(outcome="done", links=links, **fields), 4
+        CRAWL, worker, lease_id, Completion(outcome=Outcome.DONE, links=links, **fields), 4
     )
 
 
@@ -160,10 +161,11 @@ async def test_a_crawl_delay_and_a_backoff_push_the_origin_further(
     assert int((await host_state(raw, frontier, "http://a.test"))["next"]) >= before + 500
 
     await raw.zadd(f"{frontier.prefix(CRAWL)}:hosts", {"http://a.test": 0})  # due again now
+    await raw.hset(f"{frontier.namespace}:origin:http://a.test", "next", 0)  # for every crawl
     page = await lease(frontier)
     before = await redis_ms(raw)
     await frontier.complete(
-        CRAWL, "w1", page.lease_id, Completion(outcome="retry", backoff_ms=2000), 4
+        CRAWL, "w1", page.lease_id, Completion(outcome=Outcome.RETRY, backoff_ms=2000), 4
     )
     state = await host_state(raw, frontier, "http://a.test")
     again = await lease(frontier)
@@ -182,7 +184,7 @@ async def test_a_retry_goes_back_to_the_head_with_one_more_attempt_and_its_slot(
     x = await lease(frontier)
     assert x.item.url == "http://a.test/x"
 
-    await frontier.complete(CRAWL, "w1", x.lease_id, Completion(outcome="retry"), 4)
+    await frontier.complete(CRAWL, "w1", x.lease_id, Completion(outcome=Outcome.RETRY), 4)
     again = await lease(frontier)
 
     assert again.item == FrontierItem("http://a.test/x", 1, attempt=1)
@@ -200,7 +202,7 @@ async def test_a_skip_hands_the_slot_back_and_adds_no_delay(
         CRAWL,
         "w1",
         seed.lease_id,
-        Completion(outcome="skip", links=(FrontierItem("http://a.test/x", 1),)),
+        Completion(outcome=Outcome.SKIP, links=(FrontierItem("http://a.test/x", 1),)),
         4,
     )
 
@@ -212,7 +214,7 @@ async def test_a_requeue_puts_the_url_back_as_it_was(frontier: RedisFrontier) ->
     await create(frontier)
     seed = await lease(frontier)
 
-    await frontier.complete(CRAWL, "w1", seed.lease_id, Completion(outcome="requeue"), 4)
+    await frontier.complete(CRAWL, "w1", seed.lease_id, Completion(outcome=Outcome.REQUEUE), 4)
     again = await lease(frontier)
 
     assert again.item == seed.item
@@ -310,11 +312,11 @@ async def test_a_url_reclaimed_too_often_is_given_up(frontier: RedisFrontier) ->
 async def test_a_retry_on_the_last_attempt_gives_the_url_up(frontier: RedisFrontier) -> None:
     await create(frontier, max_attempts=2)
     first = await lease(frontier)
-    await frontier.complete(CRAWL, "w1", first.lease_id, Completion(outcome="retry"), 4)
+    await frontier.complete(CRAWL, "w1", first.lease_id, Completion(outcome=Outcome.RETRY), 4)
     second = await lease(frontier)
     assert second.item.attempt == 1
 
-    await frontier.complete(CRAWL, "w1", second.lease_id, Completion(outcome="retry"), 4)
+    await frontier.complete(CRAWL, "w1", second.lease_id, Completion(outcome=Outcome.RETRY), 4)
 
     assert (await frontier.status(CRAWL)).dead == 1
     assert await lease(frontier) == Finished("")
@@ -467,7 +469,7 @@ async def _interleave(ops: list[tuple[Any, ...]]) -> None:
             if op[0] == "links":
                 links = tuple(FrontierItem(u, 1) for u in op[1])
                 await frontier.complete(
-                    CRAWL, "x", "x:0", Completion(outcome="done", links=links), 4
+                    CRAWL, "x", "x:0", Completion(outcome=Outcome.DONE, links=links), 4
                 )
             elif op[0] == "lease":
                 reply = await lease(frontier, op[1])

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from sitelore.errors import InvalidURLError
-from sitelore.frontier import Frontier, QueueItem
+from sitelore.frontier import CrawlItem, Frontier
 from sitelore.models import CrawlOptions, SkipReason
 from sitelore.urls import Scope, normalize_url
 
@@ -21,9 +21,9 @@ def _url(path: str) -> str:
     return f"https://docs.example.com/{path}"
 
 
-def _drain(frontier: Frontier, site: dict[str, list[str]]) -> list[QueueItem]:
+def _drain(frontier: Frontier, site: dict[str, list[str]]) -> list[CrawlItem]:
     """Run a sequential crawl of ``site`` (path -> linked paths); return what was taken."""
-    taken: list[QueueItem] = []
+    taken: list[CrawlItem] = []
     while (item := frontier.take()) is not None:
         taken.append(item)
         path = item.url.removeprefix(SEED)
@@ -54,14 +54,14 @@ def test_bfs_takes_every_depth_before_the_next() -> None:
 
 def test_seed_is_taken_first_at_depth_zero() -> None:
     frontier = _frontier()
-    assert frontier.take() == QueueItem(SEED, 0)
+    assert frontier.take() == CrawlItem(SEED, 0)
 
 
 def test_seed_is_admitted_even_outside_the_scope() -> None:
     options = CrawlOptions(path_prefix="/guide/", exclude_patterns=("*",))
     scope = Scope.from_options(SEED, options)
     frontier = Frontier(SEED, options, scope)
-    assert frontier.take() == QueueItem(SEED, 0)
+    assert frontier.take() == CrawlItem(SEED, 0)
 
 
 def test_seed_is_normalised() -> None:
@@ -188,10 +188,10 @@ def test_robots_skip_gives_the_page_slot_back() -> None:
     frontier.offer_links([_url("disallowed"), _url("ok")], 1)
     frontier.done(seed)
     first = frontier.take()
-    assert first == QueueItem(_url("disallowed"), 1)
+    assert first == CrawlItem(_url("disallowed"), 1)
     assert frontier.take() is None  # budget of 2 is in use
     frontier.release(first, SkipReason.ROBOTS)
-    assert frontier.take() == QueueItem(_url("ok"), 1)
+    assert frontier.take() == CrawlItem(_url("ok"), 1)
     assert frontier.skipped == {"robots": 1}
     assert not frontier.already_fetched(_url("disallowed"))
 
@@ -234,20 +234,20 @@ def test_take_waits_for_pages_two_levels_up() -> None:
     frontier.offer_links([_url("a1")], 2)
     frontier.done(a)
     a1 = frontier.take()  # depth 2 may start while depth 1 is in flight
-    assert a1 == QueueItem(_url("a1"), 2)
+    assert a1 == CrawlItem(_url("a1"), 2)
     frontier.offer_links([_url("a1x")], 3)
     frontier.done(a1)
     assert frontier.take() is None  # b (depth 1) could still find depth-2 links
     assert not frontier.finished
     frontier.offer_links([_url("b1")], 2)
     frontier.done(b)
-    assert frontier.take() == QueueItem(_url("b1"), 2)
+    assert frontier.take() == CrawlItem(_url("b1"), 2)
 
 
 def test_concurrent_out_of_order_completion_keeps_bfs_start_order() -> None:
     frontier = _frontier()
-    in_flight: list[QueueItem] = []
-    started: list[QueueItem] = []
+    in_flight: list[CrawlItem] = []
+    started: list[CrawlItem] = []
     while not frontier.finished:
         while len(in_flight) < 3 and (item := frontier.take()) is not None:
             in_flight.append(item)
@@ -262,7 +262,7 @@ def test_concurrent_out_of_order_completion_keeps_bfs_start_order() -> None:
     assert {item.url for item in started} == {item.url for item in _drain(_frontier(), SITE)}
 
 
-def test_redirect_onto_fetched_url_gives_no_second_document() -> None:
+def test_a_redirect_onto_a_known_url_is_a_duplicate() -> None:
     frontier = _frontier()
     seed = frontier.take()
     assert seed is not None
@@ -272,13 +272,32 @@ def test_redirect_onto_fetched_url_gives_no_second_document() -> None:
     v2 = frontier.take()
     assert latest is not None
     assert v2 is not None
-    assert frontier.land(v2, _url("v2/"))
-    assert not frontier.land(latest, _url("v2/"), redirects=[_url("latest/")])
-    assert frontier.land(latest, "https://docs.example.com/new-home")
-    assert frontier.already_fetched(_url("new-home"))
+    frontier.done(latest)
+    assert not frontier.offer_hop(latest, _url("v2/"))  # fetched already
+    assert not frontier.offer_hop(latest, SEED)
+    assert frontier.skipped["duplicate"] == 2
 
 
-def test_redirect_target_queued_later_is_not_fetched_again() -> None:
+def test_a_redirect_target_is_queued_next_with_its_hops_and_first_url() -> None:
+    frontier = _frontier()
+    seed = frontier.take()
+    assert seed is not None
+    frontier.offer_links([_url("old"), _url("other")], 1)
+    frontier.done(seed)
+    old = frontier.take()
+    assert old is not None
+    frontier.done(old)
+    assert frontier.offer_hop(old, "https://docs.example.com/new#frag")
+    hop = frontier.take()
+    assert hop == CrawlItem(_url("new"), 1, 0, 1, _url("old"))
+    frontier.done(hop)
+    assert frontier.offer_hop(hop, "https://elsewhere.example/landing")  # out of scope: fetched
+    second = frontier.take()
+    assert second == CrawlItem("https://elsewhere.example/landing", 1, 0, 2, _url("old"))
+    assert frontier.offer(_url("new"), 2) == SkipReason.DUPLICATE
+
+
+def test_a_redirect_to_a_queued_url_leaves_it_to_its_own_turn() -> None:
     frontier = _frontier()
     seed = frontier.take()
     assert seed is not None
@@ -286,20 +305,22 @@ def test_redirect_target_queued_later_is_not_fetched_again() -> None:
     frontier.done(seed)
     old = frontier.take()
     assert old is not None
-    assert frontier.land(old, _url("new"), redirects=[_url("old")])
-    assert frontier.pending == 0
     frontier.done(old)
-    assert frontier.take() is None
-    assert frontier.finished
-    assert frontier.offer(_url("new"), 2) == SkipReason.DUPLICATE
+    assert not frontier.offer_hop(old, _url("new"))
+    assert frontier.take() == CrawlItem(_url("new"), 1)
 
 
-def test_landing_on_the_requested_url_is_new() -> None:
+def test_a_retry_keeps_its_attempt_and_goes_first() -> None:
     frontier = _frontier()
     seed = frontier.take()
     assert seed is not None
-    assert frontier.land(seed, "HTTPS://docs.example.com:443/#x")
-    assert frontier.already_fetched(SEED)
+    frontier.offer_links([_url("a"), _url("b")], 1)
+    frontier.done(seed)
+    a = frontier.take()
+    assert a is not None
+    frontier.requeue(a._replace(attempt=1))
+    assert frontier.take() == CrawlItem(_url("a"), 1, attempt=1)
+    assert frontier.take() == CrawlItem(_url("b"), 1)
 
 
 def test_seen_and_already_fetched() -> None:

@@ -7,7 +7,13 @@ from datetime import UTC, datetime
 
 import pytest
 
-from sitelore.politeness import Politeness, clamp_to_deadline, parse_retry_after
+from sitelore.politeness import (
+    Politeness,
+    clamp_to_deadline,
+    crawl_delay_refusal,
+    parse_retry_after,
+    retry_after_refusal,
+)
 
 A = "https://a.example"
 B = "https://b.example"
@@ -80,7 +86,6 @@ def test_origins_are_independent() -> None:
     [
         pytest.param(30.0, 130.0, id="pushes-out"),
         pytest.param(60.0, 160.0, id="at-the-60s-cap"),
-        pytest.param(600.0, 101.0, id="over-the-cap-does-not-push"),
         pytest.param(0.5, 101.0, id="never-brings-forward"),
         pytest.param(0.0, 101.0, id="zero-is-no-op"),
         pytest.param(None, 101.0, id="none-is-no-op"),
@@ -94,14 +99,6 @@ def test_retry_after_push_back(retry_after: float | None, expected_ready: float)
     polite.record_request(A, now=100.0)
     polite.push_back(A, now=100.0, seconds=retry_after)
     assert polite.ready_at(A) == expected_ready
-
-
-def test_retry_after_cap_is_configurable() -> None:
-    polite = Politeness(1.0, max_retry_after=5.0)
-    assert polite.push_back(A, now=0.0, seconds=5.0)
-    assert polite.wait_for(A, now=0.0) == 5.0
-    assert not polite.push_back(A, now=0.0, seconds=5.5)
-    assert polite.throttled(A)
 
 
 THROTTLES = [
@@ -127,31 +124,20 @@ THROTTLES = [
 def test_retry_after_longer_than_the_crawl_may_wait_throttles(
     retry_after: float | None, now: float, deadline: float, throttled: bool
 ) -> None:
-    polite = Politeness(1.0, deadline=deadline)
-    assert polite.push_back(A, now=now, seconds=retry_after) is not throttled
-    assert (polite.throttled(A) is not None) is throttled
-    assert polite.throttled(B) is None
+    refusal = retry_after_refusal(retry_after, left=deadline - now, cap=60.0)
+    assert (refusal is not None) is throttled
 
 
-def test_crawl_delay_over_the_cap_throttles_after_the_first_request() -> None:
-    """The first request needs no wait, so it honours any delay; the next one cannot."""
+@pytest.mark.parametrize(
+    ("ms", "refused"),
+    [(None, False), (0, False), (10_000, False), (10_001, True), (86_400_000, True)],
+)
+def test_a_crawl_delay_over_the_cap_is_refused(ms: int | None, refused: bool) -> None:
+    """Pacing keeps the cap; the refusal says the origin takes no request after its first."""
+    assert (crawl_delay_refusal(ms, cap=10.0) is not None) is refused
     polite = Politeness(1.0)
-    polite.set_crawl_delay(A, 86_400_000)
-    polite.set_crawl_delay(B, 10_000)
-    assert polite.throttled(A) is None
-    polite.record_request(A, now=0.0)
-    polite.record_request(B, now=0.0)
-    assert polite.throttled(A) == "Crawl-delay over the crawl's cap"
-    assert polite.throttled(B) is None
-    assert polite.spacing(A) == 10.0
-
-
-def test_cleared_crawl_delay_does_not_throttle() -> None:
-    polite = Politeness(1.0)
-    polite.set_crawl_delay(A, 60_000)
-    polite.set_crawl_delay(A, None)
-    polite.record_request(A, now=0.0)
-    assert polite.throttled(A) is None
+    polite.set_crawl_delay(A, ms)
+    assert polite.spacing(A) == max(1.0, min((ms or 0) / 1000, 10.0))
 
 
 def test_push_back_outlasts_the_next_spacing() -> None:
@@ -159,14 +145,6 @@ def test_push_back_outlasts_the_next_spacing() -> None:
     polite.push_back(A, now=0.0, seconds=30.0)
     polite.record_request(A, now=0.2)  # a request that did not wait (the caller's bug)
     assert polite.ready_at(A) == 30.0
-
-
-def test_reserve_books_successive_slots() -> None:
-    polite = Politeness(2.0)
-    assert polite.reserve(A, now=0.0) == 0.0
-    assert polite.reserve(A, now=0.0) == 2.0
-    assert polite.reserve(A, now=0.5) == 3.5
-    assert polite.reserve(B, now=0.5) == 0.0
 
 
 @pytest.mark.parametrize(

@@ -11,6 +11,7 @@ from typing import ClassVar
 import pytest
 from tests.fakes import FakeClock
 
+from sitelore.crawl import Spider
 from sitelore.errors import (
     BlockedURLError,
     FetchTimeoutError,
@@ -20,7 +21,6 @@ from sitelore.errors import (
 from sitelore.models import CrawlOptions, CrawlSummary, Headers, Snapshot
 from sitelore.ports import HopCheck
 from sitelore.robots import RobotsRules, allow_all_policy, create_robots_policy, parse_robots_txt
-from sitelore.spider import Spider
 from sitelore.store import open_store
 
 HTML = "text/html; charset=utf-8"

@@ -14,11 +14,11 @@ from tests.fakes import FakeClock
 from tests.unit.test_spider import TREE, FakeFetcher
 
 from sitelore.convert import DocumentConverter
+from sitelore.crawl import Spider
 from sitelore.errors import StoreError, StoreLocationError
 from sitelore.models import CrawlOptions, CrawlSummary, Document, FetchMeta, UpsertResult
 from sitelore.ports import Converter
 from sitelore.robots import allow_all_policy
-from sitelore.spider import Spider
 from sitelore.store import open_store
 
 HOSTILE = "https://docs.test/a"

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 from tests.fakes import FakeClock
 
+from sitelore.crawl import Spider
 from sitelore.errors import NetworkError
 from sitelore.models import ChangeKind, CrawlOptions, CrawlSummary, Headers, Snapshot
 from sitelore.ports import HopCheck
@@ -20,7 +21,6 @@ from sitelore.robots import (
     parse_robots_txt,
 )
 from sitelore.sitemaps import BeforeFetch, SitemapResult
-from sitelore.spider import Spider
 from sitelore.store import MEMORY, SQLiteStore
 
 SEED = "https://docs.test/"

@@ -9,11 +9,11 @@ from pathlib import Path
 
 from tests.fakes import FakeClock
 
+from sitelore.crawl import Spider
 from sitelore.errors import ArchiveError
 from sitelore.models import CaptureRef, CrawlOptions, Headers, Snapshot
 from sitelore.ports import HopCheck
 from sitelore.robots import allow_all_policy
-from sitelore.spider import Spider
 from sitelore.store import SQLiteStore
 
 SEED = "https://docs.example.com/"

@@ -1,4 +1,7 @@
-"""How a worker turns one leased URL into a Completion, on fakes (no Redis, no network)."""
+"""How a worker turns one leased URL into a Completion (the page pipeline + the Redis adapter).
+
+On fakes: no Redis, no network.
+"""
 
 from __future__ import annotations
 
@@ -8,15 +11,18 @@ from datetime import UTC, datetime
 import pytest
 from tests.fakes import FakeClock
 
+from sitelore.convert import DocumentConverter
+from sitelore.crawl.page import PagePipeline
 from sitelore.errors import BlockedURLError, NetworkError
-from sitelore.frontier_redis import Completion, FrontierItem, Lease
+from sitelore.frontier_redis import Completion, FrontierItem, Lease, Outcome
 from sitelore.models import CrawlOptions, Headers, Limits, Snapshot
 from sitelore.ports import HopCheck
+from sitelore.revisit import Revisit
 from sitelore.robots import RobotsRules, is_allowed, parse_robots_txt
 from sitelore.store import MEMORY, SQLiteStore
 from sitelore.urls import Scope
 from sitelore.worker import SharedRobots, rules_from_json, rules_to_json
-from sitelore.worker._page import PageProcessor
+from sitelore.worker._leases import LinkFilter, RedisLease, completion_of
 
 SEED = "https://docs.test/"
 
@@ -108,20 +114,41 @@ async def store() -> AsyncIterator[SQLiteStore]:
     await opened.close()
 
 
-def processor(world: World, store: SQLiteStore, **options: object) -> PageProcessor:
+class Processor:
+    """One worker's view of a crawl: the page pipeline, then the ack it would send."""
+
+    def __init__(self, world: World, store: SQLiteStore, crawl: CrawlOptions) -> None:
+        self.clock = FakeClock()
+        self.robots = SharedRobots(world.shelf, "c", world.load, self.clock, ttl_ms=1000)
+        scope = Scope.from_options(SEED, crawl)
+        self.links = LinkFilter(crawl, scope)
+        self.delay_ms = round(crawl.delay * 1000)
+        self.pipeline = PagePipeline(
+            options=crawl,
+            scope=scope,
+            limits=Limits(max_redirects=2),
+            fetcher=world.site,
+            store=store,
+            robots=self.robots,
+            clock=self.clock,
+            url_check=world.check,
+            converter=DocumentConverter(),
+            revisit=Revisit(store, self.clock, enabled=False),
+            max_attempts=3,
+        )
+
+    async def process(self, leased: Lease, remaining: float = 60.0) -> Completion:
+        timed = Lease(leased.lease_id, leased.item, 0, round(remaining * 1000))
+        redis_lease = RedisLease(timed, self.robots, self.clock)
+        result = await self.pipeline.process(redis_lease)
+        if result.throttle is not None:
+            await self.robots.throttle(redis_lease.origin, result.throttle)
+        return completion_of(result, redis_lease.item, self.links, self.delay_ms)
+
+
+def processor(world: World, store: SQLiteStore, **options: object) -> Processor:
     crawl = CrawlOptions.model_validate({"delay": 0.5, "max_depth": 2, **options})
-    clock = FakeClock()
-    return PageProcessor(
-        options=crawl,
-        scope=Scope.from_options(SEED, crawl),
-        limits=Limits(max_redirects=2),
-        fetcher=world.site,
-        store=store,
-        robots=SharedRobots(world.shelf, "c", world.load, clock, ttl_ms=1000),
-        clock=clock,
-        url_check=world.check,
-        max_attempts=3,
-    )
+    return Processor(world, store, crawl)
 
 
 def lease(url: str, depth: int = 1, attempt: int = 0, hops: int = 0) -> Lease:
@@ -141,7 +168,7 @@ async def test_robots_txt_is_fetched_under_the_lease_and_the_url_goes_back(
     first = await page.process(lease(SEED + "a"), 30)
     second = await page.process(lease(SEED + "a"), 30)
 
-    assert first == Completion(outcome="requeue", delay_ms=2000)
+    assert first == Completion(outcome=Outcome.REQUEUE, delay_ms=2000)
     assert world.loads == ["https://docs.test"]  # once: the rules are shared after that
     assert "https://docs.test" in world.shelf.saved
     assert second.outcome == "done"
@@ -154,7 +181,7 @@ async def test_a_disallowed_url_is_skipped_without_a_request(store: SQLiteStore)
 
     done = await processor(world, store).process(lease(SEED + "private/x"), 30)
 
-    assert done == Completion(outcome="skip", delay_ms=2000, stats={"skipped_robots": 1})
+    assert done == Completion(outcome=Outcome.SKIP, delay_ms=2000, stats={"skipped_robots": 1})
     assert world.site.requested == []
 
 
@@ -164,7 +191,7 @@ async def test_a_url_the_guard_refuses_is_skipped(store: SQLiteStore) -> None:
 
     done = await processor(world, store).process(lease(SEED + "x"), 30)
 
-    assert done == Completion(outcome="skip", stats={"skipped_blocked": 1})
+    assert done == Completion(outcome=Outcome.SKIP, stats={"skipped_blocked": 1})
 
 
 async def test_a_page_is_stored_and_its_links_queued_one_level_deeper(
@@ -224,7 +251,7 @@ async def test_too_many_redirects_is_a_page_error(store: SQLiteStore) -> None:
 
     done = await processor(world, store).process(lease(SEED + "loop", hops=2), 30)
 
-    assert done.links == ()
+    assert not done.links
     assert "too-many-redirects" in done.error
 
 
@@ -237,7 +264,7 @@ async def test_a_redirect_target_out_of_scope_is_stored_but_not_followed(
     done = await processor(world, store).process(lease("https://other.test/x", hops=1), 30)
 
     assert done.stats["indexed"] == 1
-    assert done.links == []
+    assert not done.links
 
 
 async def test_a_429_is_retried_after_its_retry_after(store: SQLiteStore) -> None:
@@ -277,7 +304,7 @@ async def test_a_retry_after_the_crawl_cannot_wait_throttles_the_origin(
     assert failed.outcome == "done"
     assert "http-status" in failed.error
     assert "longer than the crawl may wait" in world.shelf.throttles["https://docs.test"]
-    assert skipped == Completion(outcome="skip", stats={"skipped_throttled": 1})
+    assert skipped == Completion(outcome=Outcome.SKIP, stats={"skipped_throttled": 1})
     assert world.site.requested == [SEED + "a"]
 
 

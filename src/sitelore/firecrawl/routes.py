@@ -24,6 +24,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ValidationError
 
 from sitelore.bootstrap import Runtime
+from sitelore.crawl import CrawlRun
 from sitelore.errors import ErrorKind, NotFoundError, SiteloreError, UsageError
 from sitelore.firecrawl.answers import (
     PAGE_SIZE,
@@ -47,7 +48,6 @@ from sitelore.firecrawl.translate import Wanted, crawl_options, wanted
 from sitelore.jobs import Job, JobManager, JobStatus
 from sitelore.models import CrawlOptions
 from sitelore.pages import KeptBodies, map_urls
-from sitelore.spider import CrawlRun
 
 __all__ = ["firecrawl_router"]
 

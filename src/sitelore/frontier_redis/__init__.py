@@ -16,7 +16,9 @@ from sitelore.frontier_redis._client import (
     Finished,
     Lease,
     NewCrawl,
+    Outcome,
     RedisFrontier,
+    Stat,
     Wait,
 )
 from sitelore.frontier_redis._codec import (
@@ -34,7 +36,9 @@ __all__ = [
     "FrontierItem",
     "Lease",
     "NewCrawl",
+    "Outcome",
     "RedisFrontier",
+    "Stat",
     "Wait",
     "bucket_count",
     "decode_item",

@@ -9,6 +9,7 @@ later). It never decides what to crawl: the worker does.
 from __future__ import annotations
 
 import dataclasses
+import enum
 import logging
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -22,6 +23,7 @@ from sitelore.errors import ConfigError, FrontierError, UsageError
 from sitelore.frontier_redis import _scripts
 from sitelore.frontier_redis._codec import FrontierItem, decode_item, fingerprint
 from sitelore.guard import redact_url
+from sitelore.models import SkipReason
 
 __all__ = [
     "Completion",
@@ -29,7 +31,9 @@ __all__ = [
     "Finished",
     "Lease",
     "NewCrawl",
+    "Outcome",
     "RedisFrontier",
+    "Stat",
     "Wait",
 ]
 
@@ -76,14 +80,45 @@ class Finished:
     reason: str
 
 
+class Outcome(enum.StrEnum):
+    """How a leased URL ended, as ``_scripts.COMPLETE`` reads it."""
+
+    DONE = "done"  #: a request was made
+    RETRY = "retry"  #: it failed for now: try again (attempt + 1), or give it up
+    REQUEUE = "requeue"  #: robots.txt was fetched instead: back untouched
+    SKIP = "skip"  #: no request was made: the page slot comes back
+
+
+class Stat(enum.StrEnum):
+    """Counters a completion adds to a crawl's ``stats`` (the scripts add others)."""
+
+    FETCHED = "fetched"
+    INDEXED = "indexed"
+    ERRORS = "errors"
+    RETRIED = "retried"
+    REDIRECTED = "redirected"
+    SITEMAP_URLS = "sitemap_urls"
+
+    @staticmethod
+    def skipped(reason: SkipReason) -> str:
+        """The counter of URLs skipped for ``reason`` (``skipped_robots``, ...)."""
+        return f"{SKIPPED_PREFIX}{reason}"
+
+
+#: Counters of skipped URLs are named ``skipped_<SkipReason>``.
+SKIPPED_PREFIX = "skipped_"
+
+
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class Completion:
     """How a leased URL ended, and what it discovered (see ``_scripts.COMPLETE``)."""
 
-    outcome: str  # done | retry | requeue | skip
+    outcome: Outcome
     delay_ms: int = -1
     backoff_ms: int = 0
     error: str = ""
+    #: ``kind\turl``: what an incremental crawl's page changed (for its report).
+    change: str = ""
     stats: Mapping[str, int] = dataclasses.field(default_factory=dict)
     links: Sequence[FrontierItem] = ()
 
@@ -100,6 +135,19 @@ class CrawlStatus:
     workers_alive: int
     errors: list[str]
     dead: int
+
+
+def _packed(stats: Mapping[str, int], links: Sequence[FrontierItem], buckets: int) -> list[Any]:
+    """Counters then queue items, as ``COMPLETE`` and ``ADD`` read them."""
+    args: list[Any] = [len(stats)]
+    for name, increment in stats.items():
+        args += [name, increment]
+    args.append(len(links))
+    for link in links:
+        fp, bucket = fingerprint(link.url, buckets)
+        host, item = link.encode()
+        args += [fp, bucket, host, item]
+    return args
 
 
 def _split_namespace(url: str) -> tuple[str, str]:
@@ -144,7 +192,7 @@ class RedisFrontier:
         self.shown = shown or "redis"
         self._scripts = {
             name: client.register_script(getattr(_scripts, name))
-            for name in ("CREATE", "LEASE", "COMPLETE", "HEARTBEAT", "REAP")
+            for name in ("CREATE", "LEASE", "COMPLETE", "HEARTBEAT", "REAP", "ADD")
         }
 
     @classmethod
@@ -210,6 +258,11 @@ class RedisFrontier:
     def _active(self) -> str:
         return f"{self.namespace}:active"
 
+    @property
+    def _origins(self) -> str:
+        """Prefix of the keys every crawl of the namespace shares per origin."""
+        return f"{self.namespace}:origin"
+
     @contextmanager
     def _errors(self, action: str) -> Iterator[None]:
         try:
@@ -221,7 +274,8 @@ class RedisFrontier:
 
     async def _run(self, name: str, crawl_id: str, args: Sequence[Any]) -> Any:
         with self._errors(name.lower()):
-            return await self._scripts[name](keys=[self.prefix(crawl_id)], args=list(args))
+            keys = [self.prefix(crawl_id), self._origins]
+            return await self._scripts[name](keys=keys, args=list(args))
 
     # -- crawls ---------------------------------------------------------------------------
 
@@ -298,17 +352,21 @@ class RedisFrontier:
             completion.delay_ms,
             completion.backoff_ms,
             completion.error,
-            len(completion.stats),
+            completion.change,
         ]
-        for name, increment in completion.stats.items():
-            args += [name, increment]
-        args.append(len(completion.links))
-        for link in completion.links:
-            fp, bucket = fingerprint(link.url, buckets)
-            host, item = link.encode()
-            args += [fp, bucket, host, item]
+        args += _packed(completion.stats, completion.links, buckets)
         acked, added = await self._run("COMPLETE", crawl_id, args)
         return bool(acked), int(added)
+
+    async def add(
+        self,
+        crawl_id: str,
+        links: Sequence[FrontierItem],
+        stats: Mapping[str, int],
+        buckets: int,
+    ) -> int:
+        """Queue URLs found without a lease (a seed's sitemaps); returns how many were new."""
+        return int(await self._run("ADD", crawl_id, _packed(stats, links, buckets)))
 
     async def heartbeat(self, crawl_id: str, worker: str, *, ttl_ms: int) -> int:
         """Say this worker is alive and extend its leases; -1 once the crawl is over."""
@@ -322,17 +380,16 @@ class RedisFrontier:
         return int(reclaimed), int(dead)
 
     async def robots(self, crawl_id: str, host: str) -> str | None:
-        """The stored robots rules (JSON) of origin ``host``, or None."""
+        """The robots rules (JSON) of origin ``host`` any crawl of the namespace stored."""
         with self._errors("read robots"):
-            value = await self._redis.get(f"{self.prefix(crawl_id)}:robots:{host}")
+            value = await self._redis.get(f"{self._origins}:robots:{host}")
         return None if value is None else str(value)
 
     async def save_robots(self, crawl_id: str, host: str, rules_json: str, ttl_ms: int) -> None:
-        """Store the robots rules of origin ``host`` for ``ttl_ms``; count the fetch."""
-        key = self.prefix(crawl_id)
+        """Share the robots rules of origin ``host`` for ``ttl_ms``; count the fetch."""
         with self._errors("save robots"):
-            await self._redis.set(f"{key}:robots:{host}", rules_json, px=max(1, ttl_ms))
-            await self._redis.hincrby(f"{key}:stats", "robots_fetched", 1)
+            await self._redis.set(f"{self._origins}:robots:{host}", rules_json, px=max(1, ttl_ms))
+            await self._redis.hincrby(f"{self.prefix(crawl_id)}:stats", "robots_fetched", 1)
 
     async def throttled(self, crawl_id: str, host: str) -> str | None:
         """Why origin ``host`` may get no more requests in this crawl, or None."""
@@ -372,6 +429,13 @@ class RedisFrontier:
             errors=[str(e) for e in errors],
             dead=int(dead),
         )
+
+    async def changes(self, crawl_id: str) -> list[tuple[str, str]]:
+        """An incremental crawl's pages as ``(change kind, URL)``, in completion order."""
+        with self._errors("read changes"):
+            lines = await self._redis.lrange(f"{self.prefix(crawl_id)}:changes", 0, -1)
+        pairs = (str(line).partition("\t") for line in lines)
+        return [(kind, url) for kind, _, url in pairs]
 
     async def held(self, crawl_id: str, worker: str) -> list[str]:
         """URLs ``worker`` holds leases on right now (for operators and tests)."""

@@ -1,8 +1,15 @@
 """The Lua source of the shared frontier: every state change is one atomic script.
 
 Every script takes the crawl's key prefix ``P`` (``<namespace>:{<crawl id>}``) as
-``KEYS[1]`` and reads the time from Redis (``TIME``), never from a worker, so worker
+``KEYS[1]`` and the namespace's origin prefix ``O`` (``<namespace>:origin``) as
+``KEYS[2]``, and reads the time from Redis (``TIME``), never from a worker, so worker
 clocks do not matter. All keys of a crawl share the hash tag ``{<crawl id>}``.
+
+Origins belong to the namespace, not to a crawl: every crawl of one origin in the
+namespace shares its robots.txt rules, its one request in flight and its spacing
+(keys under ``O``, below). A crawl's ``hosts`` ZSET says when *that crawl* may next
+use an origin; LEASE also asks the origin (busy? next allowed time?) and moves a
+crawl's host later when another crawl holds or just used it.
 
 Keys under ``P`` (the layout of research/distributed.md section 3.2, adapted):
 
@@ -21,9 +28,12 @@ Keys under ``P`` (the layout of research/distributed.md section 3.2, adapted):
 ``inflight``       HASH    lease id -> ``<host>\\t<item>``
 ``wl:<worker>``    SET     lease ids a worker holds
 ``workers``        ZSET    worker id -> last heartbeat (ms)
-``robots:<host>``  STRING  the origin's robots rules (JSON), with a TTL
 ``errors``         LIST    the last 100 page errors (``url\\tkind\\tmessage``)
+``changes``        LIST    an incremental crawl's pages (``kind\\turl``), for its report
 ``dead``           LIST    URLs given up after ``max_attempts`` reclaims
+``O:<host>``       HASH    ``next`` (ms): the origin's next-allowed time, all crawls
+``O:busy:<host>``  STRING  the lease id holding the origin (expires with the lease)
+``O:robots:<host>`` STRING the origin's robots rules (JSON), with a TTL
 =================  ======  ===========================================================
 
 Only Lua text lives here: ``_client`` registers it (EVALSHA) and packs the arguments.
@@ -31,14 +41,16 @@ Only Lua text lives here: ``_client`` registers it (EVALSHA) and packs the argum
 
 from __future__ import annotations
 
-__all__ = ["COMPLETE", "CREATE", "HEARTBEAT", "LEASE", "NBANDS", "REAP"]
+__all__ = ["ADD", "COMPLETE", "CREATE", "HEARTBEAT", "LEASE", "NBANDS", "REAP"]
 
 #: Priority bands per origin: band = min(depth, NBANDS - 1); lower bands lease first.
 NBANDS = 8
 
 _PRELUDE = """
 local P = KEYS[1]
+local O = KEYS[2]
 local NBANDS = 8
+local ORIGIN_KEEP_MS = 86400000
 local function now_ms()
   local t = redis.call('TIME')
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -72,6 +84,24 @@ local function release_host(host, now)
     if nxt < now then nxt = now end
     redis.call('ZADD', P .. ':hosts', nxt, host)
   end
+end
+-- The origin, across crawls: free (no lease of any crawl holds it) and due?
+-- Returns 0 when it may be leased now, else the ms to wait.
+local function origin_wait(host, now, poll)
+  if redis.call('EXISTS', O .. ':busy:' .. host) == 1 then return poll end
+  local nxt = tonumber(redis.call('HGET', O .. ':' .. host, 'next') or '0')
+  if nxt > now then return nxt - now end
+  return 0
+end
+-- A request of lease ``id`` ends at ``now``: the origin is free, next at ``at`` or later.
+local function origin_release(host, id, at)
+  local busy = O .. ':busy:' .. host
+  if redis.call('GET', busy) == id then redis.call('DEL', busy) end
+  local key = O .. ':' .. host
+  if at > tonumber(redis.call('HGET', key, 'next') or '0') then
+    redis.call('HSET', key, 'next', at)
+  end
+  redis.call('PEXPIRE', key, ORIGIN_KEEP_MS)
 end
 -- Put an item back at the head of its band (a reclaim or a retry).
 local function requeue(host, item, bump)
@@ -115,9 +145,14 @@ local function finish(now, reason)
   local queued = tonumber(redis.call('HGET', meta, 'queued') or '0')
   redis.call('HSET', meta, 'state', 'finished', 'finished_ms', now,
              'truncated_reason', reason, 'unfetched', queued)
+  local held = redis.call('HGETALL', P .. ':inflight')
+  for j = 1, #held, 2 do
+    local rec = held[j + 1]
+    origin_release(string.sub(rec, 1, string.find(rec, '\t', 1, true) - 1), held[j], 0)
+  end
   for _, host in ipairs(redis.call('SMEMBERS', P .. ':hostset')) do
     for b = 0, NBANDS - 1 do redis.call('DEL', qkey(host, b)) end
-    redis.call('DEL', P .. ':h:' .. host, P .. ':robots:' .. host)
+    redis.call('DEL', P .. ':h:' .. host)
   end
   local buckets = tonumber(redis.call('HGET', meta, 'buckets') or '0')
   for b = 0, buckets - 1 do redis.call('DEL', P .. ':seen:' .. b) end
@@ -127,7 +162,7 @@ local function finish(now, reason)
   redis.call('DEL', P .. ':hostset', P .. ':hosts', P .. ':leases', P .. ':inflight',
              P .. ':workers', P .. ':seq')
   local keep = tonumber(redis.call('HGET', meta, 'keep_ms') or '604800000')
-  for _, key in ipairs({meta, P .. ':stats', P .. ':errors', P .. ':dead'}) do
+  for _, key in ipairs({meta, P .. ':stats', P .. ':errors', P .. ':dead', P .. ':changes'}) do
     redis.call('PEXPIRE', key, keep)
   end
 end
@@ -155,9 +190,10 @@ redis.call('HSET', P .. ':meta', 'state', 'running', 'created_ms', now,
 local host = ARGV[4]
 redis.call('HSET', P .. ':h:' .. host, 'delay', ARGV[5], 'inflight', 0)
 if ARGV[2] ~= '' then
-  -- The enqueuer fetched robots.txt just now: that was a request to the seed's origin.
-  redis.call('SET', P .. ':robots:' .. host, ARGV[2], 'PX', ARGV[3])
+  -- The enqueuer read robots.txt just now (fetched: a request to the seed's origin).
+  redis.call('SET', O .. ':robots:' .. host, ARGV[2], 'PX', ARGV[3])
   redis.call('HSET', P .. ':h:' .. host, 'next', now + tonumber(ARGV[5]))
+  origin_release(host, '', now + tonumber(ARGV[5]))
   redis.call('HINCRBY', P .. ':stats', 'robots_fetched', 1)
 end
 enqueue(now, i, 1)
@@ -206,7 +242,20 @@ if #due == 0 then
   local first = redis.call('ZRANGE', P .. ':hosts', 0, 0, 'WITHSCORES')
   return {'wait', tonumber(first[2]) - now}
 end
-local host = due[1]
+local host = nil
+for _, candidate in ipairs(redis.call('ZRANGEBYSCORE', P .. ':hosts', '-inf', now,
+                                      'LIMIT', 0, 16)) do
+  local wait = origin_wait(candidate, now, poll)
+  if wait == 0 then
+    host = candidate
+    break
+  end
+  redis.call('ZADD', P .. ':hosts', now + wait, candidate)  -- another crawl has it
+end
+if not host then
+  local first = redis.call('ZRANGE', P .. ':hosts', 0, 0, 'WITHSCORES')
+  return {'wait', math.max(1, tonumber(first[2]) - now)}
+end
 local cmd = {'LMPOP', NBANDS}
 for b = 0, NBANDS - 1 do cmd[#cmd + 1] = qkey(host, b) end
 cmd[#cmd + 1] = 'LEFT'
@@ -218,6 +267,7 @@ end
 local item = popped[2][1]
 redis.call('HSET', P .. ':h:' .. host, 'inflight', 1)
 local id = worker .. ':' .. redis.call('INCR', P .. ':seq')
+redis.call('SET', O .. ':busy:' .. host, id, 'PX', ttl)
 redis.call('ZADD', P .. ':leases', now + ttl, id)
 redis.call('HSET', P .. ':inflight', id, host .. '\\t' .. item)
 redis.call('SADD', P .. ':wl:' .. worker, id)
@@ -229,7 +279,8 @@ return {'lease', id, host, item, now, tonumber(m[2])}
 )
 
 #: ARGV: worker, lease id, outcome (done|retry|requeue|skip), delay_ms (-1: keep),
-#: backoff_ms, error ('' = none), nstats, (name, increment)*, nlinks, (fp, bucket, host, item)*.
+#: backoff_ms, error ('' = none), change ('' = none; ``kind\turl`` of an incremental
+#: crawl's page), nstats, (name, increment)*, nlinks, (fp, bucket, host, item)*.
 #: ``done``: a request was made. ``retry``: it failed, try again (attempt + 1; given up
 #: into ``dead`` once ``max_attempts`` is reached).
 #: ``requeue``: robots.txt was fetched instead; the URL goes back untouched.
@@ -242,8 +293,9 @@ local worker, id, outcome = ARGV[1], ARGV[2], ARGV[3]
 local delay_ms, backoff = tonumber(ARGV[4]), tonumber(ARGV[5])
 local now = now_ms()
 local running = redis.call('HGET', P .. ':meta', 'state') == 'running'
-local nstats = tonumber(ARGV[7])
-local i = 8
+if ARGV[7] ~= '' then redis.call('RPUSH', P .. ':changes', ARGV[7]) end
+local nstats = tonumber(ARGV[8])
+local i = 9
 for _ = 1, nstats do
   redis.call('HINCRBY', P .. ':stats', ARGV[i], ARGV[i + 1])
   i = i + 2
@@ -273,6 +325,9 @@ if outcome ~= 'skip' then
   local wait = host_delay(host)
   if backoff > wait then wait = backoff end
   redis.call('HSET', h, 'next', now + wait)
+  origin_release(host, id, now + wait)
+else
+  origin_release(host, id, 0)
 end
 if outcome == 'retry' then
   local attempt = parse_item(item)
@@ -295,6 +350,22 @@ return {1, added}
 """
 )
 
+#: ARGV: nstats, (name, increment)*, nlinks, (fp, bucket, host, item)*. Queues URLs
+#: found without a lease (a seed's sitemaps); returns how many were added.
+ADD = (
+    _PRELUDE
+    + """
+if redis.call('HGET', P .. ':meta', 'state') ~= 'running' then return 0 end
+local nstats = tonumber(ARGV[1])
+local i = 2
+for _ = 1, nstats do
+  redis.call('HINCRBY', P .. ':stats', ARGV[i], ARGV[i + 1])
+  i = i + 2
+end
+return enqueue(now_ms(), i + 1, tonumber(ARGV[i]))
+"""
+)
+
 #: ARGV: worker, lease_ttl_ms. Returns how many leases were extended.
 HEARTBEAT = (
     _PRELUDE
@@ -307,6 +378,11 @@ local n = 0
 for _, id in ipairs(redis.call('SMEMBERS', P .. ':wl:' .. worker)) do
   if redis.call('ZSCORE', P .. ':leases', id) then
     redis.call('ZADD', P .. ':leases', now + ttl, id)
+    local rec = redis.call('HGET', P .. ':inflight', id)
+    if rec then
+      local busy = O .. ':busy:' .. string.sub(rec, 1, string.find(rec, '\t', 1, true) - 1)
+      if redis.call('GET', busy) == id then redis.call('PEXPIRE', busy, ttl) end
+    end
     n = n + 1
   end
 end
@@ -356,6 +432,7 @@ for id, _ in pairs(ids) do
     if nxt > tonumber(redis.call('HGET', h, 'next') or '0') then
       redis.call('HSET', h, 'next', nxt)
     end
+    origin_release(host, id, nxt)
     release_host(host, now)
   end
 end

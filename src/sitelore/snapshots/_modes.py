@@ -208,6 +208,9 @@ class ReplayFetcher:
         self, pid: str, url: str, hop_url: str, hop: int
     ) -> tuple[ParsedResponse, CaptureRef]:
         entry = self._index.lookup(pid, hop_url)
+        if entry is None and hop > 0:
+            # Crawls fetch a redirect target as its own page: its own capture answers.
+            entry = self._index.latest(hop_url)
         if entry is None:
             what = "no captured response" if hop == 0 else f"no captured response for {hop_url}"
             raise NoSnapshotError(url, f"{what} in {self._directory}")

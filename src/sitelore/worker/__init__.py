@@ -1,21 +1,31 @@
 """Scale-out crawling: queue a crawl in the shared Redis frontier, and the worker that runs it.
 
 ``enqueue_crawl`` checks the seed like a local crawl and queues it; any number of
-``Worker`` processes, on any machines, then lease URLs, fetch them through the guarded
-fetcher, store documents through ``ports.Store`` and ack. The local, single-process
-crawl (``sitelore.spider``) stays the default; this package never replaces it.
+``Worker`` processes, on any machines, then run the one crawl loop and page pipeline
+(``sitelore.crawl``) over leases of the Redis frontier (``_leases``: the Redis adapter of
+the Frontier port) and ack. The local, single-process crawl stays the default.
 """
 
 from __future__ import annotations
 
-from sitelore.worker._enqueue import EnqueuedCrawl, ScaleTimings, enqueue_crawl, new_crawl_id
-from sitelore.worker._loop import CrawlTally, FetcherFactory, Worker, WorkerConfig
+from sitelore.worker._enqueue import (
+    EnqueuedCrawl,
+    QueueRequest,
+    ScaleTimings,
+    enqueue_crawl,
+    new_crawl_id,
+)
+from sitelore.worker._loop import CrawlTally, FetchPath, Worker, WorkerConfig
+from sitelore.worker._meta import CrawlMeta, CrawlState
 from sitelore.worker._robots import SharedRobots, rules_from_json, rules_to_json
 
 __all__ = [
+    "CrawlMeta",
+    "CrawlState",
     "CrawlTally",
     "EnqueuedCrawl",
-    "FetcherFactory",
+    "FetchPath",
+    "QueueRequest",
     "ScaleTimings",
     "SharedRobots",
     "Worker",

@@ -1,10 +1,11 @@
-"""The scale-out worker loop: lease URLs of active crawls from Redis, process them, ack.
+"""The scale-out worker: the one crawl loop over leases of active crawls in Redis.
 
 A worker holds no crawl state of its own: every crawl lives in Redis, so any number of
 workers on any machines can join or leave (or die) at any time. Per crawl a worker runs
-``concurrency`` slots, each looping *lease one URL -> process -> complete*; a keep-alive
-task heartbeats (extending this worker's leases) and reaps the leases of silent
-workers. Slots ask for one URL at a time: leasing ahead would hold origins idle.
+``concurrency`` slots of the crawl loop (``crawl.loop``), each *lease one URL -> the
+page pipeline (``crawl.page``, the local crawl's) -> ack*; a keep-alive task
+heartbeats (extending this worker's leases) and reaps the leases of silent workers.
+Slots ask for one URL at a time: leasing ahead would hold origins idle.
 
 It never sleeps on its own clock for politeness (Redis decides when an origin is due)
 and never opens sockets or databases itself: the frontier client, the store and a
@@ -20,25 +21,36 @@ import logging
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 
-from sitelore.errors import ConfigError, FrontierError, NotFoundError, SiteloreError
+from sitelore.crawl.loop import run_slots
+from sitelore.crawl.page import PagePipeline
+from sitelore.crawl.port import PageResult, Step
+from sitelore.errors import (
+    ConfigError,
+    ConversionFailedError,
+    FrontierError,
+    NotFoundError,
+)
 from sitelore.frontier_redis import Completion, Finished, Lease, RedisFrontier, Wait
-from sitelore.models import CrawlOptions, Limits
+from sitelore.models import Limits, PageError, PageOutcome
 from sitelore.ports import Clock, Converter, Fetcher, Store
+from sitelore.revisit import Revisit
+from sitelore.robots import product_token
 from sitelore.robots_loader import make_robots_loader
 from sitelore.urls import Scope
-from sitelore.worker._page import PageProcessor
+from sitelore.worker._leases import LinkFilter, RedisLease, completion_of
+from sitelore.worker._meta import CrawlMeta, CrawlState
 from sitelore.worker._robots import SharedRobots
 
-__all__ = ["CrawlTally", "FetcherFactory", "Worker", "WorkerConfig"]
+__all__ = ["CrawlTally", "FetchPath", "Worker", "WorkerConfig"]
 
 log = logging.getLogger(__name__)
 
-#: Opens the fetcher one crawl uses: (User-Agent, crawl deadline on the clock's monotonic
-#: scale) -> an async context manager yielding the Fetcher.
-FetcherFactory = Callable[[str, float], AbstractAsyncContextManager[Fetcher]]
+#: Opens the fetch path one crawl uses: (its settings, its deadline on the clock's
+#: monotonic scale) -> an async context manager yielding the Fetcher (live, capturing
+#: into the crawl's archive, or replaying it).
+FetchPath = Callable[[CrawlMeta, float], AbstractAsyncContextManager[Fetcher]]
 
 _ACK_TRIES = 5
-_META_VERSION = "1"  #: the crawl metadata layout ``worker._enqueue`` writes
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -71,14 +83,14 @@ class Worker:
         *,
         frontier: RedisFrontier,
         store: Store,
-        make_fetcher: FetcherFactory,
+        fetch_path: FetchPath,
         config: WorkerConfig,
         clock: Clock,
         converter: Converter,
     ) -> None:
         self.frontier = frontier
         self.store = store
-        self.make_fetcher = make_fetcher
+        self.fetch_path = fetch_path
         self.config = config
         self.clock = clock
         self.slots = asyncio.Semaphore(max(1, config.slots))
@@ -107,10 +119,10 @@ class Worker:
 
     async def _run(self, crawl_id: str | None, exit_when_idle: bool) -> None:
         if crawl_id is not None:
-            meta = await self.frontier.meta(crawl_id)
-            if not meta:
+            fields = await self.frontier.meta(crawl_id)
+            if not fields:
                 raise NotFoundError(f"crawl {crawl_id!r}: no such crawl in {self.frontier.shown}")
-            await _Session(self, crawl_id, meta).run()
+            await _Session(self, crawl_id, fields).run()
             return
         sessions: dict[str, asyncio.Task[None]] = {}
         try:
@@ -136,12 +148,12 @@ class Worker:
                 await asyncio.gather(*sessions.values(), return_exceptions=True)
 
     async def _start(self, crawl_id: str, sessions: dict[str, asyncio.Task[None]]) -> None:
-        meta = await self.frontier.meta(crawl_id)
-        if meta.get("state") != "running":
+        fields = await self.frontier.meta(crawl_id)
+        if not CrawlState(fields).running:
             await self.frontier.deactivate(crawl_id)
             return
         try:
-            session = _Session(self, crawl_id, meta)
+            session = _Session(self, crawl_id, fields)
         except ConfigError as exc:
             log.error("%s", exc)
             sessions[crawl_id] = asyncio.create_task(asyncio.sleep(0))  # do not retry it
@@ -150,70 +162,66 @@ class Worker:
 
 
 class _Session:
-    """This worker's part in one crawl: its slots, keep-alive and page processor."""
+    """This worker's part in one crawl: the Frontier port over Redis, and its keep-alive."""
 
-    def __init__(self, worker: Worker, crawl_id: str, meta: dict[str, str]) -> None:
+    def __init__(self, worker: Worker, crawl_id: str, fields: dict[str, str]) -> None:
         self.worker = worker
         self.crawl_id = crawl_id
-        self.meta = meta
-        try:
-            if meta.get("version") != _META_VERSION:
-                raise ValueError(f"metadata version {meta.get('version')!r}")
-            asked = CrawlOptions.model_validate_json(meta["options"])
-            self.seed = meta["seed"]
-            self.buckets = int(meta["buckets"])
-            self.lease_ttl_ms = int(meta["lease_ttl_ms"])
-            self.hb_timeout_ms = int(meta["hb_timeout_ms"])
-            self.max_attempts = int(meta["max_attempts"])
-        except (KeyError, ValueError) as exc:  # pydantic's ValidationError is a ValueError
-            raise ConfigError(
-                f"crawl {crawl_id!r}: cannot read its settings in Redis ({exc}); "
-                "was it queued by another sitelore version?"
-            ) from exc
-        self.options, _ = asked.clamp(worker.config.limits)
+        self.state = CrawlState(fields)
+        self.meta = meta = CrawlMeta.parse(crawl_id, fields)
+        self.buckets = meta.buckets
+        self.lease_ttl_ms = meta.lease_ttl_ms
+        self.hb_timeout_ms = meta.hb_timeout_ms
+        self.max_attempts = meta.max_attempts
+        self.options, _ = meta.options.clamp(worker.config.limits)
         self.tally = worker.tallies.setdefault(crawl_id, CrawlTally())
         self.over = asyncio.Event()
         self._kick = asyncio.Event()  # set (and replaced) after each ack: an origin is free
         self._leasing = asyncio.Lock()
+        self._delay_ms = meta.delay_ms
+        scope = Scope.from_options(meta.seed, self.options)
+        self._links = LinkFilter(self.options, scope)
+        self._robots: SharedRobots | None = None
+        self._pipeline: PagePipeline | None = None
 
     async def run(self) -> None:
-        worker = self.worker
-        if self.meta.get("state") != "running":
-            self.tally.reason = self.meta.get("truncated_reason", "")
+        worker, meta = self.worker, self.meta
+        if not self.state.running:
+            self.tally.reason = self.state.truncated_reason
             return
         now_ms = await worker.frontier.server_time_ms()
-        left = (int(self.meta["deadline_ms"]) - now_ms) / 1000
+        left = (self.state.deadline_ms - now_ms) / 1000
         deadline = worker.clock.monotonic() + max(0.0, left)
-        user_agent = self.meta["user_agent"]
-        async with worker.make_fetcher(user_agent, deadline) as fetcher:
+        user_agent = meta.user_agent
+        async with worker.fetch_path(meta, deadline) as fetcher:
             loader = make_robots_loader(
                 fetcher, max_bytes=worker.config.limits.max_robots_bytes, user_agent=user_agent
             )
-            robots = SharedRobots(
+            self._robots = SharedRobots(
                 worker.frontier,
                 self.crawl_id,
                 loader,
                 worker.clock,
-                ttl_ms=int(self.meta["robots_ttl_ms"]),
+                ttl_ms=meta.robots_ttl_ms,
             )
-            processor = PageProcessor(
+            self._pipeline = PagePipeline(
                 options=self.options,
-                scope=Scope.from_options(self.seed, self.options),
+                scope=self._links.scope,
                 limits=worker.config.limits,
                 fetcher=fetcher,
                 store=worker.store,
-                robots=robots,
+                robots=self._robots,
                 clock=worker.clock,
                 url_check=worker.config.url_check,
-                max_attempts=self.max_attempts,
                 converter=worker.converter,
+                revisit=Revisit(worker.store, worker.clock, enabled=meta.incremental),
+                max_attempts=self.max_attempts,
+                robots_agent=product_token(user_agent),
             )
             keepalive = asyncio.create_task(self._keepalive())
             try:
                 slots = min(self.options.concurrency, worker.config.slots)
-                async with asyncio.TaskGroup() as group:
-                    for _ in range(slots):
-                        group.create_task(self._slot(processor))
+                await run_slots(self, self._process, slots)
             finally:
                 keepalive.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
@@ -244,24 +252,74 @@ class _Session:
                 log.warning("crawl %s: keep-alive failed: %s", self.crawl_id, exc)
             await self.worker.clock.sleep(interval)
 
-    async def _slot(self, processor: PageProcessor) -> None:
-        """Lease, process, ack, until the crawl ends or the worker stops."""
-        while not self.over.is_set() and not self.worker.stopping:
-            async with self._leasing:  # one slot at a time asks Redis, and waits if need be
-                await self.worker.slots.acquire()
-                try:
-                    reply = await self._lease_when_due()
-                except BaseException:
-                    self.worker.slots.release()
-                    raise
+    # --- the Frontier port --------------------------------------------------------------
+
+    async def lease(self) -> RedisLease | None:
+        """Lease the next due URL (one slot asks Redis at a time); None: this slot stops."""
+        worker = self.worker
+        if self.over.is_set() or worker.stopping:
+            return None
+        async with self._leasing:  # one slot at a time asks Redis, and waits if need be
+            await worker.slots.acquire()
             try:
-                if isinstance(reply, Lease):
-                    self.tally.leased += 1
-                    await self._handle(processor, reply)
-                elif isinstance(reply, Finished):
-                    await self._finished(reply.reason)
-            finally:
-                self.worker.slots.release()
+                reply = await self._lease_when_due()
+            except BaseException:
+                worker.slots.release()
+                raise
+        if isinstance(reply, Lease):
+            self.tally.leased += 1
+            assert self._robots is not None
+            return RedisLease(reply, self._robots, worker.clock)
+        worker.slots.release()
+        if isinstance(reply, Finished):
+            await self._finished(reply.reason)
+        return None
+
+    async def complete(self, lease: RedisLease, result: PageResult) -> None:
+        """Ack the lease with the page's result (a deadline-cut page is not acked)."""
+        try:
+            if result.step is Step.STOP:
+                log.info("crawl %s: deadline reached during %s", self.crawl_id, lease.item.url)
+                return  # the crawl is over; its next lease call ends it
+            if result.warning is not None:
+                log.warning("crawl %s: %s", self.crawl_id, result.warning)
+            if result.throttle is not None:
+                assert self._robots is not None
+                log.warning("throttled %s: %s", lease.origin, result.throttle)
+                await self._robots.throttle(lease.origin, result.throttle)
+            completion = completion_of(
+                result,
+                lease.item,
+                self._links,
+                self._delay_ms,
+                record_change=self.meta.incremental,
+            )
+            await self._ack(lease.lease, completion)
+        finally:
+            self.worker.slots.release()
+
+    async def _process(self, lease: RedisLease) -> PageResult:
+        """The page pipeline under the crawl's deadline; a worker never dies of one page."""
+        assert self._pipeline is not None
+        try:
+            async with asyncio.timeout(max(0.0, lease.remaining())):
+                return await self._pipeline.process(lease)
+        except TimeoutError:
+            return PageResult(step=Step.STOP)
+        except Exception as exc:  # a FrontierError while sharing robots, or a bug
+            log.exception("crawl %s: internal error on %s", self.crawl_id, lease.item.url)
+            return self._again(lease, exc)
+
+    def _again(self, lease: RedisLease, exc: Exception) -> PageResult:
+        """Retry a page that failed unexpectedly, or give it up on its last attempt."""
+        item = lease.item
+        if item.attempt + 1 < self.max_attempts and not isinstance(exc, ConfigError):
+            return PageResult(step=Step.RETRY)
+        message = " ".join(str(exc).split()) or type(exc).__name__
+        error = PageError.from_exception(ConversionFailedError(item.url, f"internal: {message}"))
+        return PageResult(
+            step=Step.DONE, outcome=PageOutcome(url=item.url, depth=item.depth, error=error)
+        )
 
     async def _lease_when_due(self) -> Lease | Finished | None:
         """Lease the next due URL, sleeping as Redis hints; None when told to stop."""
@@ -293,33 +351,6 @@ class _Session:
         finally:
             for task in (kicked, slept, over):
                 task.cancel()
-
-    async def _handle(self, processor: PageProcessor, lease: Lease) -> None:
-        remaining = (lease.deadline_ms - lease.now_ms) / 1000
-        try:
-            async with asyncio.timeout(remaining):
-                completion = await processor.process(lease, remaining)
-        except TimeoutError:
-            log.info("crawl %s: deadline reached during %s", self.crawl_id, lease.item.url)
-            return  # not acked: the crawl is over; its next lease call ends it
-        except SiteloreError as exc:  # a FrontierError while sharing robots, say
-            log.warning("crawl %s: %s failed: %s", self.crawl_id, lease.item.url, exc)
-            completion = self._again(lease, exc)
-        except Exception as exc:  # one page must never stop the worker (logged with traceback)
-            log.exception("crawl %s: internal error on %s", self.crawl_id, lease.item.url)
-            completion = self._again(lease, exc)
-        await self._ack(lease, completion)
-
-    def _again(self, lease: Lease, exc: Exception) -> Completion:
-        """Retry a page that failed unexpectedly, or give it up on its last attempt."""
-        if lease.item.attempt + 1 < self.max_attempts:
-            return Completion(outcome="retry", stats={"retried": 1})
-        message = " ".join(str(exc).split()) or type(exc).__name__
-        return Completion(
-            outcome="done",
-            error=f"{lease.item.url}\tinternal\t{message}",
-            stats={"errors": 1},
-        )
 
     async def _ack(self, lease: Lease, completion: Completion) -> None:
         worker = self.worker

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 from typing import Any, Protocol
 
+from sitelore.frontier_redis import split_url
 from sitelore.ports import Clock
 from sitelore.robots import RobotsLoader, RobotsRule, RobotsRules, RobotsState
 
@@ -93,8 +94,9 @@ class SharedRobots:
         self._local: dict[str, tuple[float, RobotsRules]] = {}
         self._throttled: dict[str, str] = {}
 
-    async def cached(self, origin: str) -> RobotsRules | None:
-        """The origin's rules if some worker already fetched them; None if nobody has."""
+    async def cached(self, url: str) -> RobotsRules | None:
+        """The rules of ``url``'s origin if some worker fetched them; None if nobody has."""
+        origin = split_url(url)[0]
         now = self._clock.monotonic()
         local = self._local.get(origin)
         if local is not None and local[0] > now:
@@ -106,11 +108,12 @@ class SharedRobots:
         self._local[origin] = (now + _LOCAL_SECONDS, rules)
         return rules
 
-    async def fetch(self, origin: str) -> RobotsRules:
-        """Fetch the origin's robots.txt (call only under its lease) and share the rules.
+    async def load(self, url: str) -> RobotsRules:
+        """Fetch the robots.txt of ``url``'s origin (only under its lease) and share the rules.
 
         The guard's refusal of the robots.txt URL itself propagates, as in a local crawl.
         """
+        origin = split_url(url)[0]
         rules = await self._loader(origin)
         await self._frontier.save_robots(self._crawl_id, origin, rules_to_json(rules), self._ttl_ms)
         self._local[origin] = (self._clock.monotonic() + _LOCAL_SECONDS, rules)

@@ -1,0 +1,430 @@
+"""Run one local crawl: seed checks, sitemaps, the crawl loop over the memory frontier.
+
+The spider never throws for a page: each page ends as a :class:`PageOutcome` holding
+a stored document or a typed error, streamed to the caller as it happens and stored
+as it comes (an interrupted crawl keeps what it fetched). Problems the user must fix
+(a bad seed, a seed the guard or robots.txt refuses) raise a ``UsageError`` before any
+page is fetched.
+
+It owns no sockets, files or clocks: the fetcher, store, robots policy and clock are
+passed in, so tests run it on fakes and loopback servers.
+
+Scheduling: ``concurrency`` slots run the one crawl loop (``crawl.loop``) over a
+:class:`~sitelore.crawl.memory.MemoryFrontier` (BFS order, one request in flight per
+origin, spacing shared by every crawl of the process) and the one page pipeline
+(``crawl.page``), the same pipeline the scale-out workers run over Redis. The origin
+is let go after the exchange, so its next request overlaps this page's conversion (in
+the :class:`~sitelore.ports.Converter` worker processes); a rendered page keeps its
+origin until it is stored (its own requests go to that origin too).
+
+Per-page errors: anything raised while converting or storing one page (a
+converter's bug, a crash of its worker, a database error) is that page's typed
+outcome (``conversion-failed``, ``store-failed``); only an unusable store location
+(exit 78) or a bug outside page handling ends the crawl.
+
+The whole crawl runs under the deadline: in-flight requests and sleeps are
+cancelled when it passes and what was fetched is kept.
+
+Re-crawls: an ``incremental`` spider sends each stored document's validators and
+lets :class:`~sitelore.revisit.Revisit` say what a ``304`` or ``404``/``410`` means;
+each outcome names its change kind. With ``options.sitemap`` the site's sitemaps
+seed the frontier at depth 1 before the workers start (scope, caps, robots apply).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable
+
+from sitelore.convert import DocumentConverter
+from sitelore.crawl.loop import run_slots
+from sitelore.crawl.memory import MemoryFrontier, Origins
+from sitelore.crawl.page import PagePipeline
+from sitelore.crawl.seeding import read_sitemaps, sitemap_warnings
+from sitelore.errors import (
+    FetchTimeoutError,
+    RobotsDeniedError,
+    RobotsRefusedError,
+    SiteloreError,
+)
+from sitelore.frontier import Frontier
+from sitelore.models import (
+    CrawlOptions,
+    CrawlSummary,
+    Limits,
+    PageError,
+    PageOutcome,
+    SkipReason,
+    Snapshot,
+)
+from sitelore.ports import Clock, Converter, Fetcher, Renderer, Store
+from sitelore.revisit import Revisit
+from sitelore.robots import RobotsPolicy, robots_origin, unreachable_reason
+from sitelore.sitemaps import SitemapLoader
+from sitelore.urls import Scope, normalize_url, origin
+
+__all__ = ["CrawlRun", "Spider", "UrlCheck"]
+
+log = logging.getLogger(__name__)
+
+#: Raises ``InvalidURLError`` / ``BlockedURLError`` for a URL refused before any I/O.
+UrlCheck = Callable[[str], object]
+
+_DEADLINE = "deadline"
+
+
+def _no_check(url: str) -> object:
+    """Accept every URL (the fetcher still guards each request)."""
+    return url
+
+
+class Spider:
+    """Runs crawls over injected ports; one Spider may run several crawls in turn.
+
+    Args:
+        fetcher: the one egress path (already entered).
+        store: where documents go.
+        robots: the per-crawl robots policy (``allow_all_policy()`` without robots).
+        clock: monotonic time, wall time and sleep.
+        limits: the operator's caps (page bytes, page timeout).
+        url_check: refuses a discovered URL before any I/O (guard literal checks).
+        convert: the converter port (default: in this process; a real crawl passes
+            the pool of worker processes).
+        sitemaps: reads a seed's sitemaps when ``options.sitemap`` asks for them.
+        incremental: re-crawl: send the stored validators, keep documents on 304,
+            flag documents whose URL answers 404/410 as removed.
+        robots_agent: our product token, for ``X-Robots-Tag: <token>: ...`` values.
+        paced: keep per-origin spacing (False when replaying an archive: no server).
+        origins: per-origin locks and spacing shared with other crawls of the process
+            (default: this spider's own).
+        max_attempts: requests per URL before a retryable failure is final.
+    """
+
+    def __init__(
+        self,
+        *,
+        fetcher: Fetcher,
+        store: Store,
+        robots: RobotsPolicy,
+        clock: Clock,
+        limits: Limits | None = None,
+        url_check: UrlCheck | None = None,
+        renderer: Renderer | None = None,
+        convert: Converter | None = None,
+        sitemaps: SitemapLoader | None = None,
+        incremental: bool = False,
+        robots_agent: str = "sitelore",
+        paced: bool = True,
+        origins: Origins | None = None,
+        max_attempts: int = 3,
+    ) -> None:
+        self._fetcher = fetcher
+        self._store = store
+        self._robots = robots
+        self._clock = clock
+        self._limits = limits or Limits()
+        self._url_check = url_check or _no_check
+        self._renderer = renderer
+        # In-process default: one converter per spider remembers resolved links.
+        self._converter: Converter = convert or DocumentConverter()
+        self._sitemaps = sitemaps
+        self._revisit = Revisit(store, clock, enabled=incremental)
+        self._robots_agent = robots_agent
+        self._paced = paced
+        self._origins = origins or Origins()
+        self._max_attempts = max_attempts
+
+    def crawl(self, seed: str, options: CrawlOptions, *, deadline: float | None = None) -> CrawlRun:
+        """Start a crawl of ``seed``; iterate the result for outcomes, then read ``summary``.
+
+        ``options`` must already be clamped to the operator's limits. ``deadline`` is
+        the monotonic time the crawl must end by (default: its start plus
+        ``options.deadline_seconds``); pass the fetcher's own deadline so both agree.
+        """
+        return CrawlRun(self, seed, options, deadline)
+
+
+class CrawlRun:
+    """One crawl in progress: an async iterator of :class:`PageOutcome`, then a summary.
+
+    ::
+
+        run = spider.crawl("https://docs.example.com/", options)
+        async for outcome in run:
+            ...
+        print(run.summary.to_json())
+
+    Leaving the loop early (or cancelling) stops the crawl; pages stored so far stay.
+    """
+
+    def __init__(
+        self, spider: Spider, seed: str, options: CrawlOptions, deadline: float | None = None
+    ) -> None:
+        self._spider = spider
+        self._options = options
+        self._deadline = deadline
+        self.summary = CrawlSummary(seed=seed, options=options)
+        self._queue: asyncio.Queue[PageOutcome | None] = asyncio.Queue()
+        self._task: asyncio.Task[None] | None = None
+        self._closed = False
+        self._frontier: Frontier | None = None
+        self._memory: MemoryFrontier | None = None
+        self._refusal: PageError | None = None
+
+    def refuse(self, error: SiteloreError) -> None:
+        """Make this crawl end, before any fetch, as one page outcome holding ``error``.
+
+        For a whole-crawl problem that is reported rather than raised (replay with no
+        archive: one ``invalid-config`` outcome). Call before iterating.
+        """
+        self._refusal = PageError.from_exception(error)
+
+    async def finish(self) -> CrawlSummary:
+        """Run the crawl to its end and return the summary."""
+        async for _ in self:
+            pass
+        return self.summary
+
+    def __aiter__(self) -> CrawlRun:
+        return self
+
+    async def __anext__(self) -> PageOutcome:
+        if self._task is None:
+            self._task = asyncio.create_task(self._run())
+        if self._closed:
+            raise StopAsyncIteration
+        outcome = await self._queue.get()
+        if outcome is None:
+            self._closed = True
+            await self._task  # re-raises a UsageError from before the first page
+            raise StopAsyncIteration
+        return outcome
+
+    async def aclose(self) -> None:
+        """Stop the crawl if it is still running; pages stored so far stay stored."""
+        self._closed = True
+        task = self._task
+        if task is not None and not task.done():
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+    async def __aenter__(self) -> CrawlRun:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    async def _run(self) -> None:
+        clock = self._spider._clock
+        started = clock.monotonic()
+        try:
+            await self._crawl(started)
+        except BaseExceptionGroup as group:
+            # A worker's store or configuration failure: report it as itself.
+            first = _first_sitelore_error(group)
+            if first is None:
+                raise
+            raise first from group
+        finally:
+            self.summary.elapsed_ms = (clock.monotonic() - started) * 1000
+            self._finish_summary()
+            self._queue.put_nowait(None)
+
+    def skipped_so_far(self) -> dict[str, int]:
+        """URLs skipped until now, by reason (while running; the summary has them after)."""
+        merged = dict(self._frontier.skipped) if self._frontier is not None else {}
+        for reason, count in self.summary.skipped.items():
+            merged[reason] = merged.get(reason, 0) + count
+        return merged
+
+    def _finish_summary(self) -> None:
+        frontier = self._frontier
+        if frontier is None:
+            return
+        summary = self.summary
+        summary.skipped = self.skipped_so_far()
+        for reason, urls in frontier.skipped_urls.items():
+            for url in urls:
+                summary.note_skipped(reason, url)
+        summary.unfetched = frontier.pending
+        if summary.truncated_reason is None and frontier.truncated:
+            summary.truncated = True
+            summary.truncated_reason = frontier.truncated_reason
+        if summary.truncated:
+            summary.warnings.append(
+                f"stopped at {summary.truncated_reason}"
+                + (
+                    f" (max_pages={self._options.max_pages})"
+                    if summary.truncated_reason == "max_pages"
+                    else ""
+                )
+                + f"; {summary.unfetched} discovered URLs were not fetched"
+            )
+
+    async def _crawl(self, started: float) -> None:
+        spider, options = self._spider, self._options
+        seed = normalize_url(self.summary.seed)  # InvalidURLError: a usage error
+        spider._url_check(seed)
+        self.summary.seed = seed
+        if self._refusal is not None:
+            self.emit(PageOutcome(url=seed, depth=0, error=self._refusal))
+            return
+        scope = Scope.from_options(seed, options)
+        frontier = Frontier(seed, options, scope)
+        deadline = (
+            self._deadline if self._deadline is not None else started + options.deadline_seconds
+        )
+        memory = MemoryFrontier(
+            frontier,
+            spider._origins,
+            self,
+            clock=spider._clock,
+            delay=options.delay,
+            deadline=deadline,
+            paced=spider._paced,
+        )
+        await self._check_seed_robots(seed, memory)
+        self._frontier, self._memory = frontier, memory
+        pipeline = PagePipeline(
+            options=options,
+            scope=scope,
+            limits=spider._limits,
+            fetcher=spider._fetcher,
+            store=spider._store,
+            robots=spider._robots,
+            clock=spider._clock,
+            url_check=spider._url_check,
+            converter=spider._converter,
+            revisit=spider._revisit,
+            max_attempts=spider._max_attempts,
+            robots_agent=spider._robots_agent,
+            renderer=spider._renderer,
+            sub_fetch=_SubRequests(spider, memory).fetch if spider._renderer else None,
+        )
+        try:
+            async with asyncio.timeout(max(0.0, deadline - spider._clock.monotonic())):
+                if options.sitemap and spider._sitemaps is not None:
+                    await self._seed_from_sitemaps(seed, frontier, memory)
+                await run_slots(memory, pipeline.process, options.concurrency)
+        except TimeoutError:
+            self.truncate(_DEADLINE)
+
+    async def _check_seed_robots(self, seed: str, memory: MemoryFrontier) -> None:
+        if not self._options.respect_robots:
+            return
+        robots, key = self._spider._robots, origin(seed)
+        if await robots.cached(seed) is None:
+            # Fetching robots.txt is a request to the origin: spaced, one at a time.
+            async with memory.origins.lock(key):
+                if await robots.cached(seed) is None:
+                    await memory.wait_turn(key)
+                    try:
+                        loaded = await robots.load(seed)
+                        memory.origins.politeness.set_crawl_delay(key, loaded.crawl_delay_ms)
+                    finally:
+                        memory.record_request(key)
+        rules = await robots.rules_for(seed)
+        robots_url = robots_origin(seed) + "/robots.txt"
+        if rules.unreachable:
+            raise RobotsRefusedError(seed, robots_url, unreachable_reason(rules))
+        if not await self._spider._robots.is_allowed(seed):
+            raise RobotsRefusedError(seed, robots_url, "the start URL is disallowed by robots.txt")
+        memory.origins.politeness.set_crawl_delay(origin(seed), rules.crawl_delay_ms)
+
+    async def _seed_from_sitemaps(
+        self, seed: str, frontier: Frontier, memory: MemoryFrontier
+    ) -> None:
+        """Offer the sitemaps' URLs at depth 1 (scope, caps and robots still apply)."""
+        spider = self._spider
+        assert spider._sitemaps is not None
+
+        async def wait_turn(key: str) -> bool:
+            return memory.throttled(key) is None and await memory.wait_turn(key)
+
+        found = await read_sitemaps(
+            seed,
+            loader=spider._sitemaps,
+            robots=spider._robots if self._options.respect_robots else None,
+            wait_turn=wait_turn,
+            warn=self.warn,
+        )
+        for url in found.urls:
+            frontier.offer(url, 1)
+        self.summary.sitemap_urls = len(found.urls)
+        self.summary.warnings.extend(sitemap_warnings(found))
+
+    # --- the memory frontier's reporter ---------------------------------------------------
+
+    def truncate(self, reason: str) -> None:
+        """Stop early for ``reason`` (the first reason stays)."""
+        if not self.summary.truncated:
+            self.summary.truncated = True
+            self.summary.truncated_reason = reason
+
+    def emit(self, outcome: PageOutcome) -> None:
+        """Count one page's outcome and hand it to the iterator."""
+        self.summary.record(outcome)
+        self._queue.put_nowait(outcome)
+
+    def skipped(self, reason: SkipReason, url: str) -> None:
+        """Count a skip the frontier does not (``noindex``, ``duplicate``)."""
+        skipped = self.summary.skipped
+        skipped[str(reason)] = skipped.get(str(reason), 0) + 1
+        if reason is not SkipReason.DUPLICATE:
+            self.summary.note_skipped(str(reason), url)
+
+    def warn(self, line: str) -> None:
+        """Add a line to the summary's warnings."""
+        self.summary.warnings.append(line)
+
+
+class _SubRequests:
+    """A rendered page's own requests, as politely as pages.
+
+    robots.txt first; then one at a time per origin (their own locks: the page's slot
+    already holds the page's origin), spaced by the origin's delay from the end of the
+    previous exchange.
+    """
+
+    def __init__(self, spider: Spider, memory: MemoryFrontier) -> None:
+        self._spider = spider
+        self._memory = memory
+        self._locks: dict[str, asyncio.Lock] = {}
+
+    async def fetch(self, url: str) -> Snapshot:
+        spider = self._spider
+        if not await spider._robots.is_allowed(url):
+            raise RobotsDeniedError(url, "page resource disallowed by robots.txt")
+        key = origin(url)
+        lock = self._locks.setdefault(key, asyncio.Lock())
+        async with lock:
+            if not await self._memory.wait_turn(key):
+                raise FetchTimeoutError(url, "no time left before the crawl deadline")
+            try:
+                return await spider._fetcher.fetch(
+                    url,
+                    max_bytes=spider._limits.max_page_bytes,
+                    timeout=spider._limits.page_timeout_seconds,
+                    check_hop=self._check_hop,
+                )
+            finally:
+                self._memory.record_request(key)
+
+    async def _check_hop(self, url: str) -> None:
+        if not await self._spider._robots.is_allowed(url):
+            raise RobotsDeniedError(url, "redirect target disallowed by robots.txt")
+
+
+def _first_sitelore_error(group: BaseExceptionGroup[BaseException]) -> SiteloreError | None:
+    """The first SiteloreError among an exception group's leaves, if any."""
+    for exc in group.exceptions:
+        if isinstance(exc, SiteloreError):
+            return exc
+        if isinstance(exc, BaseExceptionGroup):
+            found = _first_sitelore_error(exc)
+            if found is not None:
+                return found
+    return None

@@ -1,0 +1,251 @@
+"""The in-process frontier adapter: BFS queue, one request in flight per origin, spacing.
+
+:class:`MemoryFrontier` implements the ``crawl.port.Frontier`` port for one crawl over
+the pure :class:`~sitelore.frontier.Frontier` (BFS order, budget, skip counts) and an
+:class:`Origins` table shared by every crawl of the process: one ``asyncio.Lock`` per
+origin (one request in flight, waiters served in FIFO order) and one
+:class:`~sitelore.politeness.Politeness` (spacing, Crawl-delay, Retry-After). Two crawls
+of one origin therefore queue on the same lock and are spaced by the larger delay.
+Throttles stay per crawl: whether a wait can be made depends on the crawl's deadline.
+
+Pages of one origin convert side by side but report in the order they were fetched
+(each lease waits for the previous one of its origin before completing), so outcomes
+and offered links keep BFS order whatever each conversion takes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Protocol
+
+from sitelore.crawl.port import CrawlItem, PageResult, Step, Turn
+from sitelore.frontier import Frontier
+from sitelore.models import PageOutcome, SkipReason
+from sitelore.politeness import Politeness, clamp_to_deadline
+from sitelore.ports import Clock
+from sitelore.robots import MAX_CRAWL_DELAY_MS
+from sitelore.urls import origin
+
+__all__ = ["MemoryFrontier", "Origins", "Reporter"]
+
+
+class Origins:
+    """Per-origin politeness shared by every crawl of one process."""
+
+    def __init__(self) -> None:
+        self.politeness = Politeness(0.0)
+        self._locks: dict[str, asyncio.Lock] = {}
+
+    def lock(self, key: str) -> asyncio.Lock:
+        """The origin's lock: held from a request's turn to the end of its exchange."""
+        lock = self._locks.get(key)
+        if lock is None:
+            lock = self._locks[key] = asyncio.Lock()
+        return lock
+
+
+class Reporter(Protocol):
+    """Where a crawl's outcomes, skips and warnings go (``crawl.engine.CrawlRun``)."""
+
+    def emit(self, outcome: PageOutcome) -> None:
+        """One page ended."""
+        ...
+
+    def skipped(self, reason: SkipReason, url: str) -> None:
+        """One URL was not stored, for ``reason`` (beyond the frontier's own counts)."""
+        ...
+
+    def warn(self, line: str) -> None:
+        """A line for the summary's warnings."""
+        ...
+
+    def truncate(self, reason: str) -> None:
+        """The crawl stops early, for ``reason``."""
+        ...
+
+
+class MemoryFrontier:
+    """The Frontier port over one crawl's BFS frontier and the process's origins."""
+
+    def __init__(
+        self,
+        frontier: Frontier,
+        origins: Origins,
+        reporter: Reporter,
+        *,
+        clock: Clock,
+        delay: float,
+        deadline: float,
+        paced: bool = True,
+    ) -> None:
+        self.frontier = frontier
+        self.origins = origins
+        self._reporter = reporter
+        self._clock = clock
+        self._delay = delay
+        self._deadline = deadline
+        self._paced = paced
+        self._wakeup = asyncio.Event()
+        self._stopped = False
+        # Per origin: set once the page fetched last has reported its outcome.
+        self._reported: dict[str, asyncio.Event] = {}
+        # Origins this crawl makes no more requests to, and why.
+        self._throttled: dict[str, str] = {}
+
+    @property
+    def stopped(self) -> bool:
+        """True once the deadline stopped the crawl."""
+        return self._stopped
+
+    def throttled(self, key: str) -> str | None:
+        """Why this crawl makes no more requests to ``key``, or None."""
+        return self._throttled.get(key)
+
+    async def lease(self) -> MemoryLease | None:
+        """The next URL in BFS order (waiting for shallower pages); None when done."""
+        frontier = self.frontier
+        while not self._stopped:
+            item = frontier.take()
+            if item is not None:
+                return MemoryLease(self, item)
+            if frontier.finished:
+                self._wakeup.set()
+                return None
+            self._wakeup.clear()
+            await self._wakeup.wait()
+        return None
+
+    async def complete(self, lease: MemoryLease, result: PageResult) -> None:
+        """Apply ``result``: outcome, links, hop, retry, origin state; in fetch order."""
+        try:
+            if lease.before is not None:
+                await lease.before.wait()
+            self._apply(lease.item, result)
+        finally:
+            lease.reported.set()  # the origin's next page may report now
+            self._wakeup.set()
+
+    async def wait_turn(self, key: str) -> bool:
+        """Wait for ``key``'s next slot and book it; False when the deadline forbids it."""
+        politeness = self.origins.politeness
+        clock = self._clock
+        now = clock.monotonic()
+        asked = politeness.wait_for(key, now) if self._paced else 0.0
+        wait = clamp_to_deadline(asked, now, self._deadline)
+        if wait is None:
+            return False
+        if wait > 0:
+            await clock.sleep(wait)
+        self.record_request(key)
+        return True
+
+    def record_request(self, key: str) -> None:
+        """A request to ``key`` starts or ends now: spacing counts from here."""
+        self.origins.politeness.record_request(key, self._clock.monotonic(), delay=self._delay)
+
+    def _apply(self, item: CrawlItem, result: PageResult) -> None:
+        frontier, reporter = self.frontier, self._reporter
+        key = origin(item.url)
+        self._origin_state(key, result)
+        step = result.step
+        if step is Step.DONE:
+            assert result.outcome is not None
+            reporter.emit(result.outcome)
+            if result.skip is not None:
+                reporter.skipped(result.skip, result.outcome.final_url or item.url)
+            if result.links:
+                frontier.offer_links(result.links, item.depth + 1)
+            frontier.done(item)
+        elif step is Step.HOP:
+            assert result.hop is not None
+            assert result.outcome is not None
+            frontier.done(item)
+            if not frontier.offer_hop(item, result.hop):
+                reporter.emit(result.outcome)  # a redirect onto a page the crawl knows
+        elif step is Step.RETRY:
+            frontier.requeue(item._replace(attempt=item.attempt + 1))
+        elif step is Step.REQUEUE:
+            frontier.requeue(item)
+        elif step is Step.SKIP:
+            assert result.skip is not None
+            frontier.release(item, result.skip)
+        else:  # STOP: the deadline came first
+            frontier.requeue(item)
+            self._stopped = True
+            reporter.truncate("deadline")
+
+    def _origin_state(self, key: str, result: PageResult) -> None:
+        politeness = self.origins.politeness
+        if result.crawl_delay_ms is not None:  # one over the cap throttles (hold_off)
+            politeness.set_crawl_delay(key, min(result.crawl_delay_ms, MAX_CRAWL_DELAY_MS))
+            if result.step is Step.REQUEUE:  # robots.txt was just read: space from it
+                self.record_request(key)
+        if result.warning is not None:
+            self._reporter.warn(result.warning)
+        if result.throttle is not None:
+            self.hold_off(key, 0.0, result.throttle)
+
+    def hold_off(self, key: str, seconds: float, throttle: str | None) -> None:
+        """Push ``key``'s next request out, or throttle it (a wait the crawl cannot make)."""
+        if throttle is not None:
+            if key not in self._throttled:
+                self._throttled[key] = throttle
+                self._reporter.warn(f"throttled {key}: {throttle}; its other URLs skipped")
+        elif seconds > 0:
+            now = self._clock.monotonic()
+            self.origins.politeness.push_back(key, now, seconds)
+
+
+class MemoryLease:
+    """One URL of a local crawl; its origin is held from :meth:`turn` to :meth:`free`."""
+
+    def __init__(self, memory: MemoryFrontier, item: CrawlItem) -> None:
+        self._memory = memory
+        self._item = item
+        self._key = origin(item.url)
+        self._held: asyncio.Lock | None = None
+        self.reported = asyncio.Event()
+        self.before: asyncio.Event | None = None
+
+    @property
+    def item(self) -> CrawlItem:
+        """The URL to process."""
+        return self._item
+
+    def remaining(self) -> float:
+        """Seconds left before the crawl's deadline."""
+        memory = self._memory
+        return memory._deadline - memory._clock.monotonic()
+
+    async def throttled(self) -> str | None:
+        """Why the origin takes no more requests, or None."""
+        return self._memory.throttled(self._key)
+
+    async def turn(self) -> Turn:
+        """Hold the origin and wait for its spacing (throttled or past the deadline: not)."""
+        memory, key = self._memory, self._key
+        lock = memory.origins.lock(key)
+        await lock.acquire()
+        if memory.throttled(key) is not None:
+            lock.release()
+            return Turn.THROTTLED
+        if memory.stopped or not await memory.wait_turn(key):
+            lock.release()
+            return Turn.DEADLINE
+        self._held = lock
+        if self.before is None:
+            self.before = memory._reported.get(key)
+            memory._reported[key] = self.reported
+        return Turn.GO
+
+    async def hold_off(self, seconds: float, throttle: str | None) -> None:
+        """Push the origin's next request out, or throttle it, before anyone else asks."""
+        self._memory.hold_off(self._key, seconds, throttle)
+
+    async def free(self, *, requested: bool = True) -> None:
+        """The exchange is over: spacing also counts from now; the origin is free."""
+        lock, self._held = self._held, None
+        if lock is not None:
+            if requested:
+                self._memory.record_request(self._key)
+            lock.release()

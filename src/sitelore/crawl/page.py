@@ -1,0 +1,491 @@
+"""The one page pipeline: guard, robots, fetch, Retry-After, convert, noindex, store, links.
+
+Local crawls and scale-out workers run every leased URL through
+:meth:`PagePipeline.process`; only the frontier behind the lease differs
+(``crawl.port``). It never raises for a page: whatever happens to one URL is a
+:class:`~sitelore.crawl.port.PageResult` (a typed error in its outcome when the page
+failed). Only an unusable store location (exit 78) escapes, as the crawl's problem.
+
+One page, in order::
+
+    guard (literal) -> throttled origin? -> robots.txt (load under the lease = REQUEUE;
+    refused origin = blocked; disallowed = robots) -> stored validators (update) ->
+    turn (spacing) -> fetch, stopping at the first redirect (HOP) -> Retry-After /
+    retryable status (RETRY) -> 304 (unchanged) -> 2xx -> render -> convert ->
+    X-Robots-Tag -> noindex / store (+ WARC link) -> links to follow (DONE)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Protocol, TypeVar
+
+from sitelore.crawl.port import CrawlItem, Lease, PageResult, Step, Turn
+from sitelore.errors import (
+    EXIT_CONFIG,
+    BlockedURLError,
+    ConversionError,
+    ConversionFailedError,
+    FetchError,
+    FetchTimeoutError,
+    HTTPStatusError,
+    InvalidURLError,
+    NetworkError,
+    PageStoreError,
+    RobotsDeniedError,
+    SiteloreError,
+    StoreError,
+    TooManyRedirectsError,
+    UsageError,
+)
+from sitelore.models import (
+    ChangeKind,
+    CrawlOptions,
+    Document,
+    FetchMeta,
+    Limits,
+    PageError,
+    PageOutcome,
+    SkipReason,
+    Snapshot,
+    UpsertResult,
+)
+from sitelore.politeness import crawl_delay_refusal, parse_retry_after, retry_after_refusal
+from sitelore.ports import CaptureLinks, Clock, Converter, Fetcher, Renderer, Store, SubFetch
+from sitelore.revisit import Prepared, Revisit, change_of
+from sitelore.robots import MAX_CRAWL_DELAY_MS, RobotsRules, is_allowed
+from sitelore.urls import Scope, normalize_url, origin
+from sitelore.xrobots import apply_robots_tag
+
+__all__ = ["PagePipeline", "RobotsSource"]
+
+log = logging.getLogger(__name__)
+
+_RETRY_STATUSES = frozenset({429, 502, 503, 504})
+_RETRY_AFTER_STATUSES = frozenset({429, 503})
+_LINK_TYPES = frozenset({"text/html", "application/xhtml+xml"})
+#: The longest Retry-After (or backoff) the crawl waits for; longer ones throttle.
+MAX_BACKOFF_SECONDS = 60.0
+_MIN_BACKOFF_SECONDS = 1.0
+_T = TypeVar("_T")
+
+
+class RobotsSource(Protocol):
+    """robots.txt rules per origin, shared as widely as the frontier is."""
+
+    async def cached(self, url: str) -> RobotsRules | None:
+        """The rules of ``url``'s origin if already loaded, else None."""
+        ...
+
+    async def load(self, url: str) -> RobotsRules:
+        """Fetch the rules of ``url``'s origin now (under its lease) and keep them.
+
+        Raises ``BlockedURLError``/``InvalidURLError`` when the guard refuses the
+        robots.txt URL itself.
+        """
+        ...
+
+
+class _Redirected(Exception):  # noqa: N818 - a signal, not an error
+    """Raised from the hop check to end an exchange at its first redirect."""
+
+    def __init__(self, target: str) -> None:
+        super().__init__(target)
+        self.target = target
+
+
+async def _stop_at_redirect(target: str) -> None:
+    raise _Redirected(target)
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class PagePipeline:
+    """Turns one lease into a :class:`PageResult`, over the crawl's ports.
+
+    Args:
+        options: the crawl's (clamped) options.
+        scope: which discovered links the crawl follows.
+        limits: the operator's caps (page bytes, page timeout, redirects).
+        fetcher: the one egress path.
+        store: where documents go.
+        robots: robots.txt rules (only used when ``options.respect_robots``).
+        clock: monotonic and wall time.
+        url_check: refuses a URL before any I/O (guard literal checks).
+        converter: the converter port (the pool of worker processes in a real crawl).
+        revisit: validators and change kinds (``update``).
+        max_attempts: requests per URL before a retryable failure is final.
+        robots_agent: our product token, for ``X-Robots-Tag: <token>: ...``.
+        renderer / sub_fetch: run a page's scripts (local crawls with ``--render``).
+    """
+
+    options: CrawlOptions
+    scope: Scope
+    limits: Limits
+    fetcher: Fetcher
+    store: Store
+    robots: RobotsSource
+    clock: Clock
+    url_check: Callable[[str], object]
+    converter: Converter
+    revisit: Revisit
+    max_attempts: int = 3
+    robots_agent: str = "sitelore"
+    renderer: Renderer | None = None
+    sub_fetch: SubFetch | None = None
+    #: Origins whose robots.txt URL the guard refused, with why (never asked again).
+    blocked: dict[str, str] = dataclasses.field(default_factory=dict)
+
+    async def process(self, lease: Lease) -> PageResult:
+        """Handle one leased URL: what happened to it, as a value."""
+        item = lease.item
+        try:
+            self.url_check(item.url)
+        except UsageError as exc:
+            log.debug("skip %s: %s", item.url, exc)
+            return self._refused(item, exc, SkipReason.BLOCKED)
+        why = await lease.throttled()
+        if why is not None:
+            log.debug("skip %s: throttled (%s)", item.url, why)
+            return PageResult(step=Step.SKIP, skip=SkipReason.THROTTLED)
+        crawl_delay: int | None = None
+        throttle: str | None = None
+        spacing = self.options.delay
+        if self.options.respect_robots:
+            checked = await self._robots_check(lease)
+            if isinstance(checked, PageResult):
+                return checked
+            crawl_delay = checked.requested_crawl_delay_ms
+            throttle = crawl_delay_refusal(crawl_delay, cap=MAX_CRAWL_DELAY_MS / 1000)
+            spacing = max(spacing, min(crawl_delay or 0, MAX_CRAWL_DELAY_MS) / 1000)
+        result = await self._exchange(lease, spacing, throttle)
+        if crawl_delay is None and throttle is None:
+            return result
+        return dataclasses.replace(
+            result, crawl_delay_ms=crawl_delay, throttle=result.throttle or throttle
+        )
+
+    # --- robots.txt ---------------------------------------------------------------------
+
+    async def _robots_check(self, lease: Lease) -> RobotsRules | PageResult:
+        """The origin's rules when ``lease``'s URL may be fetched, else the result to give."""
+        item = lease.item
+        key = origin(item.url)
+        try:
+            rules = await self._rules(lease, key)
+        except (BlockedURLError, InvalidURLError) as exc:
+            if key not in self.blocked:
+                self.blocked[key] = str(exc)
+                log.warning("skip %s: its robots.txt is refused: %s", key, exc)
+                warned = self._refused(item, exc, SkipReason.BLOCKED)
+                return dataclasses.replace(warned, warning=f"blocked {key}: {exc}")
+            return self._refused(item, exc, SkipReason.BLOCKED)
+        if isinstance(rules, PageResult):
+            return rules
+        if not is_allowed(rules, item.url):
+            log.debug("skip %s: robots", item.url)
+            denied = RobotsDeniedError(item.url, "redirect target disallowed by robots.txt")
+            return dataclasses.replace(
+                self._refused(item, denied, SkipReason.ROBOTS),
+                crawl_delay_ms=rules.requested_crawl_delay_ms,
+            )
+        return rules
+
+    async def _rules(self, lease: Lease, key: str) -> RobotsRules | PageResult:
+        """The origin's rules; loading them under the lease is this lease's request."""
+        refused = self.blocked.get(key)
+        if refused is not None:
+            raise BlockedURLError(key + "/robots.txt", refused)
+        rules = await self.robots.cached(lease.item.url)
+        if rules is not None:
+            return rules
+        turn = await lease.turn()
+        if turn is not Turn.GO:
+            return self._not_now(turn)
+        requested = False
+        try:
+            refused = self.blocked.get(key)  # another slot may have tried meanwhile
+            if refused is not None:
+                raise BlockedURLError(key + "/robots.txt", refused)
+            rules = await self.robots.cached(lease.item.url)
+            if rules is not None:
+                return rules
+            requested = True
+            rules = await self.robots.load(lease.item.url)
+        finally:
+            await lease.free(requested=requested)
+        return PageResult(step=Step.REQUEUE, crawl_delay_ms=rules.requested_crawl_delay_ms)
+
+    def _refused(self, item: CrawlItem, exc: SiteloreError, reason: SkipReason) -> PageResult:
+        """A URL that may not be requested: skipped; a redirect target ends its page."""
+        if item.hops:
+            return self._done(item, None, exc)
+        return PageResult(step=Step.SKIP, skip=reason)
+
+    @staticmethod
+    def _not_now(turn: Turn) -> PageResult:
+        if turn is Turn.THROTTLED:
+            return PageResult(step=Step.SKIP, skip=SkipReason.THROTTLED)
+        return PageResult(step=Step.STOP)
+
+    # --- the exchange -------------------------------------------------------------------
+
+    async def _exchange(self, lease: Lease, spacing: float, throttle: str | None) -> PageResult:
+        """Fetch, then settle; ``spacing`` (the origin's delay) is the base of a backoff.
+
+        ``throttle``: the origin asked for a Crawl-delay the crawl cannot keep: this
+        request goes, and the origin is throttled before anyone else may ask.
+        """
+        item = lease.item
+        try:
+            prepared = await _storing(item.url, self.revisit.prepare(item.url))
+        except StoreError as exc:
+            if exc.exit_code == EXIT_CONFIG:
+                raise
+            return self._done(item, None, exc)
+        turn = await lease.turn()
+        if turn is not Turn.GO:
+            return self._not_now(turn)
+        freed = False
+        try:
+            try:
+                snapshot = await self.fetcher.fetch(
+                    item.url,
+                    max_bytes=self.limits.max_page_bytes,
+                    headers=prepared.headers or None,
+                    timeout=max(0.001, min(self.limits.page_timeout_seconds, lease.remaining())),
+                    check_hop=_stop_at_redirect,
+                )
+            except _Redirected as redirect:
+                if throttle is not None:
+                    await lease.hold_off(0.0, throttle)
+                return self._hop(item, redirect.target)
+            except SiteloreError as exc:
+                if throttle is not None:
+                    await lease.hold_off(0.0, throttle)
+                if lease.remaining() <= 0:
+                    return PageResult(step=Step.STOP)  # cut by the deadline: unfetched
+                failed = self._fetch_failed(item, exc, spacing)
+                if failed.step is Step.RETRY:
+                    await lease.hold_off(failed.backoff, None)
+                return failed
+            if throttle is not None:
+                await lease.hold_off(0.0, throttle)
+            held = await self._hold_off(lease, snapshot, spacing)
+            if held.step is Step.RETRY:
+                return held
+            if self.renderer is None or snapshot.content_type not in _LINK_TYPES:
+                await lease.free()  # the origin's next request overlaps this conversion
+                freed = True
+            page = await self._page(item, snapshot, prepared)
+            if held.backoff or held.throttle:
+                page = dataclasses.replace(page, backoff=held.backoff, throttle=held.throttle)
+            return page
+        finally:
+            if not freed:
+                await lease.free()
+
+    def _hop(self, item: CrawlItem, target: str) -> PageResult:
+        if item.hops + 1 > self.limits.max_redirects:
+            exc = TooManyRedirectsError(
+                item.url, f"more than {self.limits.max_redirects} redirects"
+            )
+            return self._done(item, None, exc)
+        try:
+            target = normalize_url(target)
+        except InvalidURLError as exc:
+            return self._done(item, None, exc)
+        log.info("redirect %s -> %s (queued)", item.url, target)
+        outcome = PageOutcome(url=item.via or item.url, depth=item.depth, final_url=target)
+        return PageResult(step=Step.HOP, hop=target, outcome=outcome)
+
+    def _fetch_failed(self, item: CrawlItem, exc: SiteloreError, spacing: float) -> PageResult:
+        if isinstance(exc, NetworkError | FetchTimeoutError) and self._may_retry(item):
+            log.info("retry later %s: %s", item.url, exc)
+            return PageResult(step=Step.RETRY, backoff=self._backoff(item, None, spacing))
+        return self._done(item, None, exc)
+
+    def _may_retry(self, item: CrawlItem) -> bool:
+        return item.attempt + 1 < self.max_attempts
+
+    def _backoff(self, item: CrawlItem, asked: float | None, spacing: float) -> float:
+        """Seconds the origin waits before this URL's next try: asked, else exponential."""
+        if asked is not None:
+            return min(MAX_BACKOFF_SECONDS, asked)
+        base = max(_MIN_BACKOFF_SECONDS, spacing)
+        return float(min(MAX_BACKOFF_SECONDS, base * 2**item.attempt))
+
+    def _retry_after(self, snapshot: Snapshot, remaining: float) -> tuple[float | None, str | None]:
+        """The wait a 429/503 asks for, and the throttle when the crawl cannot give it."""
+        if snapshot.status not in _RETRY_AFTER_STATUSES:
+            return None, None
+        asked = parse_retry_after(snapshot.headers.get("retry-after"), self.clock.now())
+        refusal = retry_after_refusal(asked, left=remaining, cap=MAX_BACKOFF_SECONDS)
+        return asked, refusal
+
+    # --- a final response ---------------------------------------------------------------
+
+    async def _hold_off(self, lease: Lease, snapshot: Snapshot, spacing: float) -> PageResult:
+        """Honour a Retry-After while the origin is held: a ``RETRY`` of a busy answer, or
+        a ``DONE`` stub carrying the backoff and throttle for the page's result.
+
+        A wait the crawl cannot make throttles the origin: the page is not retried.
+        """
+        item = lease.item
+        asked, throttle = self._retry_after(snapshot, lease.remaining())
+        retry = snapshot.status in _RETRY_STATUSES and throttle is None and self._may_retry(item)
+        backoff = self._backoff(item, asked, spacing) if retry else max(0.0, asked or 0.0)
+        if throttle is not None:
+            log.warning("throttled %s: %s", origin(item.url), throttle)
+            await lease.hold_off(0.0, throttle)
+        elif backoff:
+            await lease.hold_off(backoff, None)
+        if retry:
+            log.info("retry later %s: HTTP %d", item.url, snapshot.status)
+            return PageResult(step=Step.RETRY, backoff=backoff)
+        return PageResult(step=Step.DONE, backoff=backoff, throttle=throttle)
+
+    async def _page(self, item: CrawlItem, snapshot: Snapshot, prepared: Prepared) -> PageResult:
+        """Stored, unchanged, noindex or failed: the page's ``DONE`` result."""
+        try:
+            unchanged = await _storing(
+                item.url,
+                self.revisit.not_modified(item.url, item.depth, snapshot, prepared),
+            )
+            if unchanged is not None:
+                assert prepared.known is not None
+                log.info("not modified %s", item.url)
+                outcome = dataclasses.replace(unchanged, url=item.via or item.url)
+                return PageResult(step=Step.DONE, outcome=outcome, links=prepared.known.links or ())
+            return await self._accept(item, snapshot, prepared)
+        except (FetchError, ConversionError, StoreError) as exc:
+            if exc.exit_code == EXIT_CONFIG:
+                raise  # the store location is unusable: the whole crawl's problem (78)
+            return await self._failed(item, snapshot, exc, prepared)
+
+    async def _failed(
+        self, item: CrawlItem, snapshot: Snapshot, exc: SiteloreError, prepared: Prepared
+    ) -> PageResult:
+        result = self._done(item, snapshot, exc)
+        assert result.outcome is not None
+        try:
+            kind, removed = await self.revisit.failure_kind(
+                item.via or item.url, snapshot, exc, prepared
+            )
+        except Exception:
+            log.warning("could not record the failure of %s", item.url, exc_info=True)
+            return result
+        outcome = dataclasses.replace(result.outcome, change=kind, document_id=removed)
+        return dataclasses.replace(result, outcome=outcome)
+
+    def _done(self, item: CrawlItem, snapshot: Snapshot | None, exc: SiteloreError) -> PageResult:
+        """A page that failed: its typed error as the outcome."""
+        log.info("failed %s: %s", item.url, exc)
+        outcome = PageOutcome(
+            url=item.via or item.url,
+            depth=item.depth,
+            final_url=snapshot.final_url if snapshot is not None else None,
+            status=snapshot.status if snapshot is not None else None,
+            error=PageError.from_exception(exc),
+            bytes=len(snapshot.body) if snapshot is not None else 0,
+            elapsed_ms=snapshot.elapsed_ms if snapshot is not None else 0.0,
+            change=ChangeKind.FAILED,
+        )
+        return PageResult(step=Step.DONE, outcome=outcome)
+
+    async def _accept(self, item: CrawlItem, snapshot: Snapshot, prepared: Prepared) -> PageResult:
+        final = snapshot.final_url
+        if not 200 <= snapshot.status < 300:
+            raise HTTPStatusError(final, f"HTTP {snapshot.status}", status=snapshot.status)
+        if self.renderer is not None and snapshot.content_type in _LINK_TYPES:
+            # A rendered document is not a function of the captured bytes: never linked.
+            rendered = await self.renderer.render(snapshot, fetch=self.sub_fetch)
+            snapshot = dataclasses.replace(rendered, capture=None)
+        try:
+            document = await self.converter.convert(
+                snapshot.body, snapshot.content_type, final, snapshot.charset
+            )
+            document = apply_robots_tag(document, snapshot.headers, self.robots_agent)
+            links = self._links_to_follow(item, final, snapshot, document)
+        except (FetchError, ConversionError):
+            raise
+        except Exception as exc:  # a converter's bug costs this page, not the crawl
+            log.debug("converting %s failed", final, exc_info=True)
+            raise ConversionFailedError(final, f"{type(exc).__name__}: {exc}") from exc
+        plain = PageOutcome(
+            url=item.via or item.url,
+            depth=item.depth,
+            final_url=final,
+            status=snapshot.status,
+            title=document.title,
+            bytes=len(snapshot.body),
+            elapsed_ms=snapshot.elapsed_ms,
+        )
+        if document.noindex:
+            log.info("not indexed (noindex) %s", final)
+            return PageResult(step=Step.DONE, outcome=plain, links=links, skip=SkipReason.NOINDEX)
+        # Stored with the links it offers, so a later 304 can offer them again.
+        document = dataclasses.replace(document, links=links)
+        result = await _storing(
+            final, self.store.upsert(document, FetchMeta.from_snapshot(snapshot))
+        )
+        await _storing(final, self._link_capture(result, snapshot))
+        log.info(
+            "fetched %s %d %dB %.0fms",
+            final,
+            snapshot.status,
+            len(snapshot.body),
+            snapshot.elapsed_ms,
+        )
+        outcome = dataclasses.replace(
+            plain,
+            document_id=result.id,
+            indexed=True,
+            change=change_of(result, prepared.known),
+        )
+        return PageResult(step=Step.DONE, outcome=outcome, links=links)
+
+    async def _link_capture(self, result: UpsertResult, snapshot: Snapshot) -> None:
+        """Link the document to the WARC record it was built from (capture and replay).
+
+        A stored document whose text changed from bytes that were not captured loses
+        its old link, so a link always names bytes that give the current text; an
+        unchanged document keeps it.
+        """
+        store = self.store
+        if not isinstance(store, CaptureLinks):
+            return
+        if snapshot.capture is not None:
+            await store.link_capture(result.id, snapshot.capture)
+        elif result.changed and not result.created:
+            await store.link_capture(result.id, None)
+
+    def _links_to_follow(
+        self, item: CrawlItem, final: str, snapshot: Snapshot, document: Document
+    ) -> tuple[str, ...]:
+        if document.nofollow or snapshot.content_type not in _LINK_TYPES:
+            return ()
+        if item.hops and self.scope.allows(final) is not None:
+            log.debug("not following links of %s: redirected out of scope", final)
+            return ()
+        return document.links
+
+
+async def _storing(url: str, step: Awaitable[_T]) -> _T:
+    """Await one store step of a page; its failure is the page's ``PageStoreError``.
+
+    An unusable store location (exit 78) and errors that are not the store's (a fetch
+    or conversion error raised inside the step) pass through as themselves.
+    """
+    try:
+        return await step
+    except StoreError as exc:
+        if exc.exit_code == EXIT_CONFIG or isinstance(exc, PageStoreError):
+            raise
+        raise PageStoreError(url, str(exc)) from exc
+    except SiteloreError:
+        raise
+    except Exception as exc:
+        log.debug("storing %s failed", url, exc_info=True)
+        raise PageStoreError(url, f"{type(exc).__name__}: {exc}") from exc

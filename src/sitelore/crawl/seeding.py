@@ -1,0 +1,50 @@
+"""Seed a crawl from its sitemaps: the same reading for a local crawl and a queued one.
+
+The sitemaps a seed's robots.txt declares (and ``/sitemap.xml``) are read through the
+crawl's fetcher; before each file, robots.txt must allow it and its origin must give
+its turn (spacing); a file whose robots.txt URL the guard refuses is skipped and noted.
+The caller offers the URLs found at depth 1 (scope, caps and robots still apply).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+from sitelore.errors import SiteloreError
+from sitelore.robots import RobotsPolicy
+from sitelore.sitemaps import SitemapLoader, SitemapResult
+from sitelore.urls import origin
+
+__all__ = ["read_sitemaps", "sitemap_warnings"]
+
+
+async def read_sitemaps(
+    seed: str,
+    *,
+    loader: SitemapLoader,
+    robots: RobotsPolicy | None,
+    wait_turn: Callable[[str], Awaitable[bool]],
+    warn: Callable[[str], None],
+) -> SitemapResult:
+    """The page URLs of ``seed``'s sitemaps; ``robots`` None: robots.txt not respected."""
+    declared = (await robots.rules_for(seed)).sitemaps if robots is not None else ()
+
+    async def before(url: str) -> bool:
+        """May a sitemap file be fetched now? robots.txt first, then the origin's turn."""
+        try:
+            if robots is not None and not await robots.is_allowed(url):
+                return False
+        except SiteloreError as exc:  # a refused robots.txt: that file is skipped
+            warn(f"blocked {origin(url)}: {exc}")
+            return False
+        return await wait_turn(origin(url))
+
+    return await loader(seed, declared, before)
+
+
+def sitemap_warnings(found: SitemapResult) -> list[str]:
+    """The lines a crawl's summary shows about its sitemaps."""
+    lines = [f"sitemap: {error}" for error in found.errors]
+    if found.truncated:
+        lines.append("sitemap: URL cap reached; the rest were not read")
+    return lines
