@@ -19,7 +19,6 @@ Metrics (see shared/research/extraction.md, section 2):
 - leak: share of pages where any ``boiler`` link text shows up in the output.
 - title: output title equal to ``gt_title`` once case and punctuation are ignored.
 - pages/s: conversion calls only, one process, HTML already decoded.
-- fallback: pages where no container was found and trafilatura's extraction ran.
 
 Articles (``--articles``, readability_testpages.jsonl.gz): P/R/F1 and title of
 sitelore beside trafilatura's own Markdown extraction (a peer, not ground truth).
@@ -38,13 +37,12 @@ import json
 import re
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from selectolax.lexbor import LexborHTMLParser
 
-import sitelore.convert._article
 from sitelore.convert import html_to_document
 from sitelore.sections import strip_heading_ids
 
@@ -103,7 +101,6 @@ class Page:
     headings: int
     headings_found: int
     defects: list[str]
-    fallback: bool
     lang_wanted: int
     lang_found: int
     rows: int
@@ -198,23 +195,6 @@ def table_rows(markdown: str) -> int:
     return rows + len(_HTML_ROW.findall(prose))
 
 
-class FallbackCounter:
-    """Counts the pages on which the converter ran trafilatura's extraction."""
-
-    def __init__(self) -> None:
-        self.calls = 0
-        module = vars(sitelore.convert._article)
-        self._real: Callable[[str], str | None] = module["extract_main_html"]
-
-    def __call__(self, html: str) -> str | None:
-        self.calls += 1
-        return self._real(html)
-
-
-FALLBACK = FallbackCounter()
-vars(sitelore.convert._article)["extract_main_html"] = FALLBACK
-
-
 def without_tooltips(record: dict[str, Any]) -> tuple[list[str], list[str]]:
     """Ground-truth tokens and ``<pre>`` texts without rustdoc's "Notable traits" tooltips.
 
@@ -239,11 +219,9 @@ def without_tooltips(record: dict[str, Any]) -> tuple[list[str], list[str]]:
 
 
 def score(record: dict[str, Any]) -> Page:
-    before = FALLBACK.calls
     start = time.perf_counter()
     document = html_to_document(record["html"], record["url"])
     seconds = time.perf_counter() - start
-    fallback = FALLBACK.calls > before
     # A heading's " {#id}" is its anchor for search, markup like a link target: not text.
     markdown = strip_heading_ids(document.markdown)
     want, gt_pre = without_tooltips(record)
@@ -278,7 +256,6 @@ def score(record: dict[str, Any]) -> Page:
         headings=headings,
         headings_found=min(headings_found, headings),
         defects=defects_of(markdown),
-        fallback=fallback,
         lang_wanted=record["gt_pre_lang"],
         lang_found=min(lang_found, record["gt_pre_lang"]),
         rows=rows,
@@ -307,7 +284,6 @@ def summarize(pages: list[Page]) -> dict[str, float | None]:
         "whole": ratio(sum(p.pre_whole for p in pages), sum(p.pre for p in pages)),
         "heads": ratio(sum(p.headings_found for p in pages), sum(p.headings for p in pages)),
         "defects": sum(bool(page.defects) for page in pages) / len(pages),
-        "fallback": float(sum(page.fallback for page in pages)),
         "lang": ratio(sum(p.lang_found for p in pages), sum(p.lang_wanted for p in pages)),
         "tables": ratio(sum(p.rows_found for p in pages), sum(p.rows for p in pages)),
         "leak": sum(page.leaked for page in pages) / len(pages),
@@ -330,7 +306,7 @@ def row(name: str, stats: dict[str, float | None]) -> str:
         f"| {name} | {int(stats['pages'] or 0)} | {f1:.3f} ({p:.2f}/{r:.2f}) | "
         f"{pct(stats['code'])} | {pct(stats['whole'])} | {pct(stats['lang'])} | "
         f"{pct(stats['tables'])} | {pct(stats['heads'])} | {pct(stats['defects'])} | "
-        f"{pct(stats['leak'])} | {pct(stats['title'])} | {int(stats['fallback'] or 0)} | "
+        f"{pct(stats['leak'])} | {pct(stats['title'])} | "
         f"{'-' if speed is None else f'{speed:.0f}'} |"
     )
 
@@ -404,9 +380,9 @@ def main() -> int:
     print(f"data: {data}")
     print(
         "| group | pages | F1 (P/R) | code | whole | lang | tables | heads | defects | leak "
-        "| title | fallback | pages/s |"
+        "| title | pages/s |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     groups = {group: summarize(by_group[group]) for group in sorted(by_group)}
     for group, stats in groups.items():
         print(row(group, stats))
@@ -450,7 +426,6 @@ def score_articles(path: Path, sample: int) -> None:
         records = records[::sample]
     ours: list[tuple[float, float, float, bool]] = []
     peer: list[tuple[float, float, float, bool]] = []
-    before = FALLBACK.calls
     for record in records:
         want = tokens(record["gt_text"])
         document = html_to_document(record["html"], record["url"])
@@ -463,7 +438,7 @@ def score_articles(path: Path, sample: int) -> None:
         peer.append(
             (*bag_f1(tokens(plain_text(text)), want), tokens(title) == tokens(record["gt_title"]))
         )
-    print(f"\narticles: {path} (fallback ran on {FALLBACK.calls - before} of {len(records)})")
+    print(f"\narticles: {path} ({len(records)} pages)")
     print("| extractor | pages | F1 | precision | recall | title |")
     print("|---|---|---|---|---|---|")
     print(_article_row("sitelore", ours))

@@ -449,7 +449,8 @@ def _add_document_routes(
             summary = await _while_wanted(request, jobs.stopping, service.submit(runtime, admitted))
         if body.spider:
             return CrawlResult.from_summary(summary, asked)
-        return DocumentOut.from_stored(await service.single_document(store, summary))
+        doc = await service.single_document(store, summary)
+        return DocumentOut.from_stored(doc, capture=await runtime.capture_of(doc.id))
 
     @app.get(f"{API_PREFIX}/documents", responses=_ERRORS, tags=["documents"])
     async def list_documents(
@@ -475,7 +476,8 @@ def _add_document_routes(
     ) -> DocumentOut:
         """One stored document with its Markdown."""
         doc = await service.get_document(store, document_id)
-        return DocumentOut.from_stored(doc, links=links)
+        capture = await runtime.capture_of(doc.id)
+        return DocumentOut.from_stored(doc, capture=capture, links=links)
 
     @app.delete(
         f"{API_PREFIX}/documents/{{document_id}}",

@@ -395,24 +395,9 @@ def show(
     if doc is None:
         raise UsageError(f"{id_or_url}: no such document in the store")
     if as_json:
-        print_json(
-            {
-                "id": doc.id,
-                "url": doc.url,
-                "title": doc.title,
-                "markdown": restyle_links(doc.markdown, style),
-                "contentHash": doc.content_hash,
-                "contentType": doc.content_type,
-                "status": doc.status,
-                "etag": doc.etag,
-                "lastModified": doc.last_modified,
-                "fetchedAt": doc.fetched_at.isoformat(),
-                "createdAt": doc.created_at.isoformat(),
-                "updatedAt": doc.updated_at.isoformat(),
-                "removedAt": doc.removed_at.isoformat() if doc.removed_at else None,
-                "capture": capture.to_json() if capture is not None else None,
-            }
-        )
+        from sitelore.document_wire import DocumentOut  # only --json needs pydantic's shape
+
+        print_json(DocumentOut.from_stored(doc, capture=capture, links=style).to_json())
     else:
         gone = f"(removed from the site {doc.removed_at:%Y-%m-%d})\n\n" if doc.removed_at else ""
         markdown = restyle_links(doc.markdown, style).rstrip()

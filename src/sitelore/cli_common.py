@@ -365,7 +365,7 @@ def setup_logging(debug: bool, *, progress: bool, quiet: bool = False) -> None:
         format="%(asctime)s %(levelname)s %(message)s",
         force=True,
     )
-    for noisy in ("trafilatura", "htmldate", "courlan", "charset_normalizer", "aiohttp"):
+    for noisy in ("charset_normalizer", "aiohttp"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
 
 

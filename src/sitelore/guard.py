@@ -32,6 +32,9 @@ Choices made here, so callers need not guess:
   not ``is_global``). Only what passes all of them is allowed.
 - Messages never repeat what looks like userinfo, however malformed the URL
   (:func:`redact_url`).
+- An accepted URL is spelled exactly as :func:`sitelore.urls.normalize_url` spells it
+  (the URL contract in :mod:`sitelore.urls`): the fetcher requests, and the store
+  keeps, the crawl's own identity of the page.
 """
 
 from __future__ import annotations
@@ -44,7 +47,7 @@ import urllib.parse
 from collections.abc import Iterable
 
 from sitelore.errors import BlockedURLError, ConfigError, InvalidURLError, UsageError
-from sitelore.urlparts import ipv4_from_host
+from sitelore.urlparts import BLANKS, ipv4_from_host, request_target
 
 __all__ = [
     "AddressPolicy",
@@ -61,7 +64,6 @@ _IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 _DEFAULT_PORTS = (("http", 80), ("https", 443))
 _HOST_CHARS = frozenset(string.ascii_lowercase + string.digits + "-_")
-_PATH_SAFE = "/%:@!$&'()*+,;=-._~?"
 _REDACTED_MAX = 300
 #: A control character or DEL: refused in URLs, shown as ``?`` when printing one.
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
@@ -248,7 +250,7 @@ def check_url(url: str, *, policy: AddressPolicy | None = None) -> Target:
             ``url`` is the URL as given (redacted) and its reason names the canonical
             address (``http://0x7f.1/: blocked: 127.0.0.1 is loopback``).
     """
-    text = url.strip()
+    text = url.strip(BLANKS)  # as normalize_url: C0 and space only, not U+00A0 & co.
     shown = redact_url(text)
     target = _parse_target(text, shown)
     if target.ip is not None:
@@ -382,9 +384,7 @@ def _parse_target(text: str, shown: str) -> Target:
         port = _parse_port(port_text) if port_text else default_port
     except ValueError as exc:
         raise InvalidURLError(shown, str(exc)) from exc
-    path = urllib.parse.quote(parts.path or "/", safe=_PATH_SAFE)
-    if parts.query:
-        path += "?" + urllib.parse.quote(parts.query, safe=_PATH_SAFE)
+    path = request_target(parts.path, parts.query)  # the URL contract (sitelore.urls)
     return Target(
         scheme=scheme,
         host=host,

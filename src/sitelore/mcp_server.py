@@ -20,7 +20,6 @@ from __future__ import annotations
 import dataclasses
 import logging
 from collections.abc import Awaitable, Callable, Mapping
-from datetime import datetime
 from typing import Annotated, Any
 
 import mcp_types as types
@@ -33,6 +32,7 @@ from starlette.middleware.cors import CORSMiddleware
 from sitelore import __version__, service
 from sitelore.asgi_guard import DEFAULT_MAX_BODY_BYTES, ASGIApp, RequestGuard
 from sitelore.bootstrap import Runtime
+from sitelore.document_wire import DocumentMeta, document_meta
 from sitelore.errors import SiteloreError
 from sitelore.host_guard import HostGuard, HostPolicy
 from sitelore.jobs import CrawlSlots
@@ -133,14 +133,11 @@ class ListArgs(_Args):
     offset: Annotated[int, Field(ge=0, le=MAX_OFFSET, description="Documents to skip.")] = 0
 
 
-class DocumentWindow(_Args):
-    """Where one window of a document's text lies (the structured answer of ``get-document``;
-    the text itself is the fenced text content, sent once)."""
+class DocumentWindow(DocumentMeta):
+    """The structured answer of ``get-document``: the document's fields (the shape of REST
+    and ``show --json``) but its Markdown, and where this window of the text lies (the
+    text itself is the fenced text content, sent once)."""
 
-    id: str = Field(description="Document id.")
-    url: str = Field(description="The page's final URL.")
-    title: str = Field(description="The page title (fetched text).")
-    fetched_at: datetime = Field(description="When the page was fetched (UTC).")
     start: int = Field(description="Byte offset of the window in the UTF-8 text.")
     end: int = Field(description="Byte offset just past the window.")
     total_bytes: int = Field(description="Size of the whole text in UTF-8 bytes.")
@@ -288,11 +285,9 @@ class _Tools:
         if wanted is not None and cursor is None:
             cursor = str(service.section_start(doc, wanted))
         window = service.text_window(doc.markdown, cursor=cursor, max_bytes=parsed.max_bytes)
+        capture = await self._runtime.capture_of(doc.id)
         result = DocumentWindow(
-            id=doc.id,
-            url=doc.url,
-            title=doc.title,
-            fetched_at=doc.fetched_at,
+            **document_meta(doc, doc.markdown, capture),
             start=window.start,
             end=window.end,
             total_bytes=window.total,

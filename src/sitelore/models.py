@@ -155,17 +155,6 @@ class CaptureRef:
     record_id: str
     page_id: str
 
-    def to_json(self) -> dict[str, Any]:
-        """The ``capture`` object of exports and ``show --json``."""
-        return {
-            "file": self.warc_file,
-            "offset": self.offset,
-            "length": self.length,
-            "digest": self.digest,
-            "recordId": self.record_id,
-            "pageId": self.page_id,
-        }
-
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class Snapshot:

@@ -21,12 +21,13 @@ from collections.abc import Callable
 from typing import Any, TextIO
 
 from sitelore.convert import to_document
+from sitelore.document_wire import DocumentOut
 from sitelore.errors import ArchiveError, ConversionError, FetchError
-from sitelore.linkstyle import LinkStyle, restyle_links
+from sitelore.linkstyle import LinkStyle
 from sitelore.models import CaptureRef, Document, FetchMeta, StoredDocument
 from sitelore.ports import CaptureLinks, CaptureReader, Store
 
-__all__ = ["Convert", "ReconvertReport", "document_json", "export_jsonl", "reconvert"]
+__all__ = ["Convert", "ReconvertReport", "export_jsonl", "reconvert"]
 
 log = logging.getLogger(__name__)
 
@@ -144,44 +145,19 @@ async def _reconvert_one(
         report.unchanged += 1
 
 
-def document_json(
-    document: StoredDocument, capture: CaptureRef | None, *, links: LinkStyle = "inline"
-) -> dict[str, Any]:
-    """One exported document with its provenance (one line of ``export --jsonl``).
-
-    ``links`` rewrites the Markdown's links (``contentHash`` stays the stored text's).
-    """
-    return {
-        "id": document.id,
-        "url": document.url,
-        "title": document.title,
-        "markdown": restyle_links(document.markdown, links),
-        "contentHash": document.content_hash,
-        "contentType": document.content_type,
-        "status": document.status,
-        "etag": document.etag,
-        "lastModified": document.last_modified,
-        "fetchedAt": document.fetched_at.isoformat(),
-        "createdAt": document.created_at.isoformat(),
-        "updatedAt": document.updated_at.isoformat(),
-        "description": document.description,
-        "lang": document.lang,
-        "canonicalUrl": document.canonical_url,
-        "capture": capture.to_json() if capture is not None else None,
-    }
-
-
 async def export_jsonl(store: Store, out: TextIO, *, style: LinkStyle = "inline") -> int:
     """Write every document as one JSON object per line to ``out``; return how many.
 
-    ``style`` is the style of the Markdown's links (:func:`~sitelore.linkstyle.restyle_links`).
+    Each line is a :class:`~sitelore.document_wire.DocumentOut`, the shape ``show --json``,
+    REST and MCP give. ``style`` is the style of the Markdown's links
+    (:func:`~sitelore.linkstyle.restyle_links`).
     """
     links = store if isinstance(store, CaptureLinks) else None
     written = 0
     while batch := await store.list(limit=_PAGE, offset=written):
         for document in batch:
             capture = await links.capture_of(document.id) if links is not None else None
-            line = document_json(document, capture, links=style)
+            line = DocumentOut.from_stored(document, capture=capture, links=style).to_json()
             out.write(json.dumps(line, ensure_ascii=False) + "\n")
             written += 1
     return written

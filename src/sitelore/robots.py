@@ -27,7 +27,7 @@ from types import MappingProxyType
 from urllib.parse import urljoin, urlsplit
 
 from sitelore.errors import InvalidURLError
-from sitelore.urlparts import remove_dot_segments
+from sitelore.urlparts import normalize_escapes, request_target, trim_url
 
 __all__ = [
     "ALLOW_ALL",
@@ -63,12 +63,6 @@ MAX_CRAWL_DELAY_MS = 10_000
 _DELAY_BOUND_MS = 10**12
 
 _TOKEN_CHARS = frozenset(string.ascii_letters + "_-")
-_UNRESERVED = frozenset(string.ascii_letters + string.digits + "-._~")
-# Kept as they are by the normaliser: unreserved and reserved characters (RFC 3986) but
-# ``*`` and ``$`` (escaped so that they never act as wildcard or anchor) and ``%``
-# (an escape, or escaped itself). Everything else is percent-encoded as UTF-8.
-_KEPT = frozenset(_UNRESERVED | set(":/?#[]@!&'()+,;="))
-_HEX = frozenset(string.hexdigits)
 _SCHEME_CHARS = frozenset(string.ascii_letters + string.digits + "+-.")
 _NUMBER_CHARS = frozenset(string.digits + ".eE+-")
 _ROBOTS_PATH = "/robots.txt"
@@ -87,34 +81,22 @@ class RobotsState(enum.StrEnum):
 # -- normalisation -----------------------------------------------------------------------
 
 
-def _escape_char(ch: str) -> str:
-    return "".join(f"%{byte:02X}" for byte in ch.encode("utf-8", "surrogatepass"))
-
-
 def _normalise(text: str) -> str:
-    """Bring a path (pattern or target) to the one form both sides are compared in.
+    """Bring a rule's path or a URL's target to the one form both sides are compared in.
 
-    Escapes of unreserved characters are decoded (``%7E`` -> ``~``), other escapes
-    get upper-case hex (``%2f`` -> ``%2F``); every other character that a URL cannot
-    carry as it is (space, ``"``, ``<``, ``>``, controls, non-ASCII...) becomes the
-    percent-encoding of its UTF-8 bytes, and so does a ``%`` that starts no escape.
-    Literal ``*`` and ``$`` become ``%2A`` and ``%24`` so that they compare equal to
-    the escaped forms a pattern uses for them.
+    The escapes of the URL contract (:func:`sitelore.urlparts.normalize_escapes`:
+    unreserved escapes decoded, others upper-cased, what a URL cannot carry encoded as
+    UTF-8), plus RFC 9309's own rule (2.2.3): a literal ``*`` or ``$`` becomes
+    ``%2A`` / ``%24``, so it compares equal to the escaped form a rule uses for it
+    and never acts as a wildcard or an anchor.
     """
-    if _KEPT.issuperset(text):
-        return text
-    out: list[str] = []
-    i, size = 0, len(text)
-    while i < size:
-        ch = text[i]
-        if ch == "%" and i + 2 < size and text[i + 1] in _HEX and text[i + 2] in _HEX:
-            decoded = chr(int(text[i + 1 : i + 3], 16))
-            out.append(decoded if decoded in _UNRESERVED else text[i : i + 3].upper())
-            i += 3
-            continue
-        out.append(ch if ch in _KEPT else _escape_char(ch))
-        i += 1
-    return "".join(out)
+    return _escape_wildcards(normalize_escapes(text))
+
+
+def _escape_wildcards(text: str) -> str:
+    if "*" in text or "$" in text:
+        return text.replace("*", "%2A").replace("$", "%24")
+    return text
 
 
 def _is_scheme(text: str) -> bool:
@@ -125,6 +107,7 @@ def _is_scheme(text: str) -> bool:
 
 def _path_and_query(url: str) -> str:
     """The path plus ``?query`` of a URL (no fragment); ``/`` for an empty path."""
+    url = trim_url(url)
     hash_at = url.find("#")
     if hash_at >= 0:
         url = url[:hash_at]
@@ -142,17 +125,16 @@ def _path_and_query(url: str) -> str:
 def normalise_target(url: str) -> str:
     """Return the normalised path + query that patterns are matched against.
 
-    Besides the escapes (see :func:`_normalise`), dot segments of the path are resolved
-    as the request would resolve them, so ``/public/../private/`` cannot dodge a rule.
+    The path and query of the URL contract (:func:`sitelore.urlparts.request_target`:
+    escapes, dot segments resolved as the request resolves them, so
+    ``/public/../private/`` cannot dodge a rule; a bare ``?`` dropped), then
+    :func:`_normalise`'s ``*`` / ``$`` rule.
 
     >>> normalise_target("https://example.com/%7euser/caf\\u00e9?q=%2f#top")
     '/~user/caf%C3%A9?q=%2F'
     """
-    target = _normalise(_path_and_query(url))
-    if "/." not in target:
-        return target
-    path, mark, query = target.partition("?")
-    return remove_dot_segments(path) + mark + query
+    path, _, query = _path_and_query(url).partition("?")
+    return _escape_wildcards(request_target(path, query))
 
 
 # -- compiled rules ----------------------------------------------------------------------

@@ -5,6 +5,61 @@
 discovered link may be followed (same domain, path prefix, exclude globs). Pure string
 work: this module never resolves names, never fetches, never reads a clock and keeps no
 module-level caches (callers that want one, like the frontier, own it per crawl).
+
+The URL contract
+----------------
+
+One normal form, RFC 3986 section 6 (syntax- and scheme-based normalisation), is what
+the frontier keys on, what the fetcher requests and what the store keeps. Three entry
+points give it, and ``tests/conformance/test_url_contract.py`` runs one table through
+all of them:
+
+* :func:`normalize_url` (this module): the whole URL, the crawl's identity;
+* :func:`sitelore.guard.check_url`: the same URL (``Target.url``), or a refusal: the
+  guard accepts less (credentials, control characters, escaped hosts, refused
+  addresses) but never spells an accepted URL differently;
+* :func:`sitelore.robots.normalise_target`: the path and query of that URL, plus the
+  one rule RFC 9309 adds (below).
+
+The rules, in order:
+
+1. **Whitespace**: surrounding spaces and C0 controls are stripped; tabs and line
+   breaks inside are removed (WHATWG). The guard refuses controls instead.
+2. **Scheme**: ``http`` or ``https``, lower-cased; anything else is invalid.
+3. **Credentials** (``user:pass@``) are invalid, and never repeated in a message.
+4. **Host**: lower-cased; IDNA names become ASCII (``xn--``); escapes in a name are
+   decoded (the guard refuses them); one trailing dot is dropped (``a.test.`` is
+   ``a.test``: the name the fetcher sends in ``Host``); IPv4 in shorthand,
+   decimal, octal or hex becomes dotted decimal; IPv6 is compressed, in brackets;
+   zone ids are invalid.
+5. **Port**: the default port (80 for http, 443 for https) and an empty port are
+   dropped; leading zeros go.
+6. **Percent-encoding** of path and query (:func:`sitelore.urlparts.normalize_escapes`):
+   escapes of unreserved characters (``A-Z a-z 0-9 - . _ ~``) are decoded (``%7e``
+   -> ``~``); every other escape keeps its meaning with upper-case hex (``%2f`` ->
+   ``%2F``, never ``/``); every character outside RFC 3986's ``pchar / "/" / "?"``
+   is percent-encoded as UTF-8: non-ASCII, space, controls, ``"<>\\^`{|}``, ``#``,
+   a ``%`` that starts no escape, and ``[`` / ``]`` (``a[1]`` -> ``a%5B1%5D``; RFC
+   3986 allows brackets only around an IPv6 host, and this is the form the fetcher
+   has always sent and stored). Sub-delims (``!$&'()*+,;=``), ``:`` and ``@`` stay.
+7. **Dot segments** (RFC 3986 5.2.4): ``.`` and ``..`` path segments are removed,
+   after decoding, so ``%2E%2E`` counts too; ``..`` above the root stays at the root.
+   The query keeps its dots.
+8. **Path**: an empty path becomes ``/``; otherwise the case, empty segments and the
+   trailing slash are kept (``/docs`` and ``/docs/`` are different URLs).
+9. **Query**: kept as written (order, case, ``+``, repeated keys); an empty query
+   (a bare ``?``) is dropped.
+10. **Fragment**: dropped.
+
+What is *not* normalised: no query parameter is sorted or removed, ``www.`` is not
+added or dropped, ``index.html`` is not stripped, and ``http`` and ``https`` stay
+different URLs. These would merge pages a server may serve differently.
+
+**Robots matching** (RFC 9309 2.2.2 and 2.2.3) uses the same escapes on both the
+rule's path and the URL's path and query, plus one rule of its own: a literal ``*`` or
+``$`` in the URL is written ``%2A`` / ``%24``, so that it matches a rule that escapes
+it and never acts as a wildcard or an end anchor. Rule paths are not dot-resolved
+(they are patterns, not requests).
 """
 
 from __future__ import annotations
@@ -18,7 +73,7 @@ from typing import TYPE_CHECKING
 
 from sitelore.errors import InvalidURLError
 from sitelore.models import SkipReason
-from sitelore.urlparts import ipv4_from_host, remove_dot_segments
+from sitelore.urlparts import ipv4_from_host, normalize_escapes, request_target, trim_url
 
 if TYPE_CHECKING:
     from sitelore.models import CrawlOptions
@@ -26,54 +81,32 @@ if TYPE_CHECKING:
 __all__ = ["Scope", "normalize_url", "origin"]
 
 _DEFAULT_PORTS: Mapping[str, str] = MappingProxyType({"http": "80", "https": "443"})
-_UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
-# A well-formed escape, or one character that must be escaped (anything outside RFC 3986's
-# unreserved and reserved sets, a lone "%", non-ASCII). "[" and "]" stay: real sites use them
-# in queries (``a[]=1``) and every client sends them as they are.
-_ESCAPE_OR_UNSAFE = re.compile(r"%[0-9A-Fa-f]{2}|[^A-Za-z0-9\-._~!$&'()*+,;=:@/?\[\]]")
 _HOST_LABELS = re.compile(r"[a-z0-9_-]+(?:\.[a-z0-9_-]+)*\.?")
 _PORT = re.compile(r"[0-9]{1,5}")
-_SAFE_ASCII = re.compile(r"[A-Za-z0-9\-._~!$&'()*+,;=:@/?\[\]]*")
-_WHITESPACE = "".join(chr(c) for c in range(0x21))
 
 
 def normalize_url(url: str) -> str:
     """Return the identity of an absolute http(s) URL within a crawl.
 
-    Two URLs are the same page exactly when their normalised forms are equal.
-    Normalisation:
-
-    * strips surrounding whitespace and C0 controls, and the ``#fragment``;
-    * lower-cases the scheme and the host; IDNA hosts become ASCII (``xn--``);
-      IPv4 in shorthand, decimal, octal or hex becomes dotted decimal; IPv6 is
-      compressed;
-    * drops the default port (80 for http, 443 for https) and an empty port;
-    * decodes escapes of unreserved characters (``%7E`` -> ``~``), upper-cases the
-      hex of every other escape (``%2f`` -> ``%2F``), and escapes, as UTF-8, what
-      may not appear raw (non-ASCII, spaces, controls, ``"<>\\^`{|}``, a lone ``%``);
-    * removes ``.`` and ``..`` path segments (RFC 3986 5.2.4), after decoding, so
-      ``%2E%2E`` counts too; an empty path becomes ``/``.
-
-    Kept as they are: the case of the path and query, the order and content of the
-    query (``?page=1`` and ``?page=2`` are different pages), empty path segments,
-    and the trailing slash (``/docs`` and ``/docs/`` are different URLs). An empty
-    query (a bare ``?``) is dropped.
+    Two URLs are the same page exactly when their normalised forms are equal. The
+    rules are the module's URL contract (above): scheme and host lower-cased, default
+    port dropped, escapes of unreserved characters decoded and others upper-cased,
+    what a path or query may not carry escaped (``[`` too), dot segments removed,
+    empty query and fragment dropped; path case, query and trailing slash kept.
 
     Raises :class:`~sitelore.errors.InvalidURLError` for unparsable input, schemes
     other than http(s), a missing or malformed host or port, and credentials
     (``user:pass@``; the message never repeats them).
 
-    >>> normalize_url("HTTP://Docs.Example.COM:80/a/./b/../C%7e?x=1#top")
-    'http://docs.example.com/a/C~?x=1'
+    >>> normalize_url("HTTP://Docs.Example.COM.:80/a/./b/../C%7e[1]?x=1#top")
+    'http://docs.example.com/a/C~%5B1%5D?x=1'
     >>> normalize_url("https://example.com")
     'https://example.com/'
 
     The function is idempotent: ``normalize_url(normalize_url(u)) == normalize_url(u)``.
     """
     scheme, authority, path, query = _normalized_parts(url)
-    if query:
-        return f"{scheme}://{authority}{path}?{query}"
-    return f"{scheme}://{authority}{path}"
+    return f"{scheme}://{authority}{request_target(path, query)}"
 
 
 def origin(url: str) -> str:
@@ -103,7 +136,8 @@ class _Glob:
 
     @classmethod
     def compile(cls, pattern: str) -> _Glob:
-        text = _escape_non_ascii(pattern).lower()
+        # Escaped as a URL is (rule 6 above), so "a[1]" or "é" matches what the URL holds.
+        text = "*".join(normalize_escapes(part) for part in pattern.split("*")).lower()
         parts = text.split("*")
         chunks = tuple(
             re.compile("".join("." if ch == "?" else re.escape(ch) for ch in part), re.DOTALL)
@@ -141,7 +175,8 @@ class Scope:
       (``/docs`` also admits ``/docsearch``; write ``/docs/`` for a directory).
     * ``exclude_patterns``: globs on the whole normalised URL, case-insensitive;
       ``*`` matches any run of characters including ``/``, ``?`` exactly one; every
-      other character is literal. Non-ASCII in a pattern matches its UTF-8 escape.
+      other character is literal, escaped as URLs are (``é`` matches ``%C3%A9``,
+      ``[`` matches ``%5B``).
 
     The seed itself is not judged here: the frontier always admits it.
 
@@ -216,7 +251,7 @@ def _normalized_parts(url: str) -> tuple[str, str, str, str]:
     scheme, netloc, path, query = _split(url)
     host, port = _host_and_port(netloc, url)
     authority = f"{host}:{port}" if port and port != _DEFAULT_PORTS[scheme] else host
-    return scheme, authority, _normalize_path(path), _normalize_component(query)
+    return scheme, authority, path, query
 
 
 def _split(url: str) -> tuple[str, str, str, str]:
@@ -226,9 +261,7 @@ def _split(url: str) -> tuple[str, str, str, str]:
     are ignored and tabs and newlines anywhere are removed. Only ``scheme://`` URLs
     are accepted; the scheme must be http or https.
     """
-    text = url.strip(_WHITESPACE)
-    if "\t" in text or "\n" in text or "\r" in text:
-        text = text.replace("\t", "").replace("\n", "").replace("\r", "")
+    text = trim_url(url)
     scheme, sep, rest = text.partition("://")
     scheme = scheme.lower()
     if not sep or scheme not in _DEFAULT_PORTS:
@@ -276,7 +309,9 @@ def _name_host(raw: str, url: str) -> str:
         ip = ipv4_from_host(host)
     except ValueError:
         raise InvalidURLError(_redact(url), "malformed IPv4 host") from None
-    return host if ip is None else ip
+    if ip is not None:
+        return ip
+    return host.removesuffix(".")  # the name the fetcher sends (rule 4)
 
 
 def _unquote_host(host: str, url: str) -> str:
@@ -299,44 +334,10 @@ def _ipv6_host(raw: str, url: str) -> str:
     return f"[{address.compressed}]"
 
 
-def _normalize_path(path: str) -> str:
-    if not path:
-        return "/"
-    path = _normalize_component(path)
-    if "/." in path:
-        path = remove_dot_segments(path)
-    return path
-
-
-def _normalize_component(text: str) -> str:
-    """Normalise the escapes of a path or query; a no-op for already clean ASCII text."""
-    if _SAFE_ASCII.fullmatch(text) is not None:
-        return text
-    return _ESCAPE_OR_UNSAFE.sub(_fix_escape, text)
-
-
-def _fix_escape(match: re.Match[str]) -> str:
-    token = match.group()
-    if len(token) == 3:
-        char = chr(int(token[1:], 16))
-        return char if char in _UNRESERVED else token.upper()
-    data = token.encode("utf-8", "surrogatepass")
-    return "".join(f"%{byte:02X}" for byte in data)
-
-
-def _escape_non_ascii(text: str) -> str:
-    if text.isascii():
-        return text
-    return "".join(
-        ch if ch.isascii() else "".join(f"%{b:02X}" for b in ch.encode("utf-8", "surrogatepass"))
-        for ch in text
-    )
-
-
 def _normalize_prefix(prefix: str) -> str:
     if not prefix.startswith("/"):
         prefix = "/" + prefix
-    return _normalize_path(prefix)
+    return request_target(prefix, "")
 
 
 def _redact(url: str) -> str:

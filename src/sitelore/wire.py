@@ -14,11 +14,11 @@ from datetime import datetime
 from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
-from pydantic.alias_generators import to_camel
 
+from sitelore.document_wire import DocumentOut
+from sitelore.document_wire import WireModel as _Wire
 from sitelore.errors import UsageError
 from sitelore.jobs import Job
-from sitelore.linkstyle import LinkStyle, restyle_links
 from sitelore.models import (
     CAPPED_OPTIONS,
     DEFAULT_DELAY,
@@ -282,10 +282,6 @@ def submit_schema(limits: Limits, remote: RemotePolicy | None = None) -> dict[st
     return annotate_request_schema(schema, limits, remote)
 
 
-class _Wire(BaseModel):
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, frozen=True)
-
-
 class DocumentRef(_Wire):
     """A stored document, by id."""
 
@@ -373,47 +369,6 @@ class CrawlResult(_Wire):
             applied=summary.options,
             clamped=clamped_fields(requested, summary.options),
             warnings=list(summary.warnings),
-        )
-
-
-class DocumentOut(_Wire):
-    """One stored document with its Markdown and fetch metadata."""
-
-    id: str = Field(description="Stable document id.")
-    url: str = Field(description="The page's final URL.")
-    title: str = Field(description="The page title.")
-    markdown: str = Field(description="The main content as Markdown (fetched, untrusted text).")
-    content_type: str = Field(description="Media type the page was served with.")
-    status: int = Field(description="HTTP status of the fetch.")
-    content_hash: str = Field(description="Hash of title and Markdown; changes when they do.")
-    etag: str | None = Field(description="ETag header of the fetch, if any.")
-    last_modified: str | None = Field(description="Last-Modified header of the fetch, if any.")
-    description: str | None = Field(description="The page's meta description, if any.")
-    lang: str | None = Field(description="The page's language, if declared.")
-    canonical_url: str | None = Field(description="The page's canonical link, if any.")
-    fetched_at: datetime = Field(description="When the page was fetched (UTC).")
-    created_at: datetime = Field(description="When the document was first stored (UTC).")
-    updated_at: datetime = Field(description="When the document last changed (UTC).")
-
-    @classmethod
-    def from_stored(cls, doc: StoredDocument, *, links: LinkStyle = "inline") -> DocumentOut:
-        """Shape a stored document, its links written in ``links`` style."""
-        return cls(
-            id=doc.id,
-            url=doc.url,
-            title=doc.title,
-            markdown=restyle_links(doc.markdown, links),
-            content_type=doc.content_type,
-            status=doc.status,
-            content_hash=doc.content_hash,
-            etag=doc.etag,
-            last_modified=doc.last_modified,
-            description=doc.description,
-            lang=doc.lang,
-            canonical_url=doc.canonical_url,
-            fetched_at=doc.fetched_at,
-            created_at=doc.created_at,
-            updated_at=doc.updated_at,
         )
 
 

@@ -10,9 +10,11 @@ implement the port; these tests are the behavioural one.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import re
-from collections.abc import AsyncIterator, Iterator
+import sqlite3
+from collections.abc import AsyncIterator, Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -20,8 +22,9 @@ import psycopg
 import pytest
 from tests.scale_support import temp_database
 
+from sitelore.errors import StoreError
 from sitelore.models import Document, FetchMeta
-from sitelore.ports import Store
+from sitelore.ports import SectionVectors, Store
 from sitelore.sections import with_sections
 from sitelore.store import PostgresStore, SQLiteStore, content_hash, document_id
 
@@ -74,18 +77,28 @@ def pg_database() -> Iterator[str]:
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
-async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Store]:
-    """An empty store of each kind, its clock ticking one second per write."""
-    opened: Store
+def make_store(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[[], Store]:
+    """Build another store of this test's kind over the same file or database.
+
+    Each call is a separate store with its own connections, as separate workers or
+    processes would have; the clock ticks one second per write.
+    """
     if request.param == "sqlite":
-        opened = SQLiteStore(tmp_path / "store.db", now=_TickClock().now)
-    else:
-        database: str = request.getfixturevalue("pg_database")
-        postgres = PostgresStore(database, now=_TickClock().now)
-        await postgres.open()
-        with psycopg.connect(database, autocommit=True) as conn:
+        return lambda: SQLiteStore(tmp_path / "store.db", now=_TickClock().now)
+    database: str = request.getfixturevalue("pg_database")
+    return lambda: PostgresStore(database, now=_TickClock().now)
+
+
+@pytest.fixture
+async def store(
+    request: pytest.FixtureRequest, make_store: Callable[[], Store]
+) -> AsyncIterator[Store]:
+    """An empty store of each kind, its clock ticking one second per write."""
+    opened = make_store()
+    if isinstance(opened, PostgresStore):
+        await opened.open()
+        with psycopg.connect(request.getfixturevalue("pg_database"), autocommit=True) as conn:
             conn.execute("TRUNCATE sitelore_documents CASCADE")
-        opened = postgres
     try:
         yield opened
     finally:
@@ -511,3 +524,68 @@ async def test_sections_cut_by_the_converter_are_stored_as_given(store: Store) -
     assert [hit.url for hit in await store.search("zebracorn")] == [_GUIDE]
     (hit,) = await store.search("how do I set a timeout for a request?")
     assert hit.anchor_url == f"{_GUIDE}#timeouts"
+
+
+# -- concurrent writers --------------------------------------------------------------------
+
+
+async def test_concurrent_upserts_of_one_url_all_succeed_and_leave_one_consistent_page(
+    store: Store, make_store: Callable[[], Store]
+) -> None:
+    """Issue 14: writers racing on one URL (separate stores, separate connections) all
+    succeed; one row is left, and its sections and pending vectors are those of the
+    version that won, never a mix."""
+    url = "https://a.test/race"
+    # A large page: PostgreSQL compresses it between its conflict check and its index
+    # entries, the window in which ON CONFLICT (url) alone let the id index raise.
+    filler = " ".join(f"w{(i * 7919) % 1_000_003}" for i in range(5000))
+    writers = [make_store() for _ in range(8)]
+    try:
+        results = await asyncio.gather(
+            *(
+                writer.upsert(
+                    Document(url=url, title="Race", markdown=f"# Part\n\nversion{i} {filler}"),
+                    _meta(),
+                )
+                for i, writer in enumerate(writers)
+            )
+        )
+    finally:
+        for writer in writers:
+            await writer.close()
+
+    assert sum(result.created for result in results) == 1
+    assert {result.id for result in results} == {document_id(url)}
+    assert await store.count() == 1
+    kept = await store.get(url)
+    assert kept is not None
+    (winner,) = re.findall(r"version\d", kept.markdown)
+    found = {f"version{i}": len(await store.search(f"version{i}")) for i in range(8)}
+    assert found == {f"version{i}": int(f"version{i}" == winner) for i in range(8)}
+    assert isinstance(store, SectionVectors)
+    pending = await store.pending_vectors("m", 100)
+    assert pending
+    assert all(winner in text for _, text in pending)
+
+
+async def test_a_url_whose_id_is_taken_by_another_url_is_refused_and_changes_nothing(
+    store: Store, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    """Two URLs share an id only if 64 bits of SHA-256 collide: a StoreError naming the
+    URL, not a second row under that id nor an overwritten first one."""
+    await store.upsert(_doc(ALPHA), _meta())
+    taken = document_id(GAMMA)
+    if isinstance(store, SQLiteStore):  # a collision, made by hand
+        with sqlite3.connect(tmp_path / "store.db") as conn:
+            conn.execute("UPDATE documents SET id = ?", (taken,))
+    else:
+        with psycopg.connect(request.getfixturevalue("pg_database"), autocommit=True) as conn:
+            conn.execute("UPDATE sitelore_documents SET id = %s", (taken,))
+
+    with pytest.raises(StoreError, match=re.escape(GAMMA)):
+        await store.upsert(_doc(GAMMA), _meta())
+
+    assert await store.count() == 1
+    kept = await store.get(taken)
+    assert kept is not None
+    assert kept.url == ALPHA

@@ -6,7 +6,9 @@ import asyncio
 import concurrent.futures
 import contextlib
 import os
+import re
 import sqlite3
+import sys
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
@@ -745,5 +747,51 @@ async def test_two_stores_writing_one_url_at_once_leave_one_page(db_path: Path) 
     try:
         assert await store.count() == 1
         assert len(await store.search("same")) == 1
+    finally:
+        await store.close()
+
+
+_WRITER = """
+import asyncio, sys
+from datetime import UTC, datetime
+from sitelore.models import Document, FetchMeta
+from sitelore.store import SQLiteStore
+
+async def main() -> None:
+    store = SQLiteStore(sys.argv[1])
+    meta = FetchMeta(status=200, content_type="text/html", fetched_at=datetime.now(UTC))
+    for round_ in range(int(sys.argv[3])):
+        text = f"# Part\\n\\nwriter{sys.argv[2]} round{round_} " + "filler " * 2000
+        await store.upsert(Document(url="https://a.test/race", title="R", markdown=text), meta)
+    await store.close()
+
+asyncio.run(main())
+"""
+
+
+async def test_processes_writing_one_url_at_once_all_succeed_and_leave_one_page(
+    db_path: Path,
+) -> None:
+    """Issue 14, SQLite side: four processes upserting one URL over and over all exit 0;
+    one row is left and its sections are those of the text stored last."""
+    await SQLiteStore(db_path).close()  # created once, so the writers only write
+    writers = [
+        await asyncio.create_subprocess_exec(
+            sys.executable, "-c", _WRITER, str(db_path), str(n), "8", stderr=asyncio.subprocess.PIPE
+        )
+        for n in range(4)
+    ]
+    outcomes = [(await w.wait(), (await w.stderr.read()).decode()) for w in writers if w.stderr]
+    assert outcomes == [(0, "")] * 4
+
+    store = SQLiteStore(db_path)
+    try:
+        assert await store.count() == 1
+        (hit,) = await store.search("filler")
+        kept = await store.get(hit.id)
+        assert kept is not None
+        (winner,) = re.findall(r"writer\d", kept.markdown)
+        found = {f"writer{n}": len(await store.search(f"writer{n}")) for n in range(4)}
+        assert found == {f"writer{n}": int(f"writer{n}" == winner) for n in range(4)}
     finally:
         await store.close()

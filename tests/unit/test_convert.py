@@ -578,8 +578,8 @@ def test_example_site_pages(path: Path) -> None:
     assert info_fences >= hinted
 
 
-def test_page_with_spread_out_text_goes_through_the_fallback() -> None:
-    """No container and no dominant element: trafilatura's extraction (or the body) is used."""
+def test_page_with_spread_out_text_is_the_body_without_its_chrome() -> None:
+    """No container, no dominant element, no article: the body, nav and footer removed."""
     paragraphs = "".join(
         f"<p>Paragraph {i} explains one more detail of the topic at some length, "
         f"so that the extractor sees real prose here number {i}.</p>"

@@ -54,7 +54,7 @@ class TestCheckUrlAccepts:
                 80,
                 None,
             ),
-            ("http://example.com/%7Euser", "http://example.com/%7Euser", "example.com", 80, None),
+            ("http://example.com/%7Euser", "http://example.com/~user", "example.com", 80, None),
             ("http://docs.internal/", "http://docs.internal/", "docs.internal", 80, None),
             ("http://8.8.8.8/", "http://8.8.8.8/", "8.8.8.8", 80, "8.8.8.8"),
             ("http://134744072/", "http://8.8.8.8/", "8.8.8.8", 80, "8.8.8.8"),

@@ -3,7 +3,7 @@
 The page's own Content-Type decides: HTML and XHTML are converted (main content
 selected and cleaned, then written as Markdown by html-to-markdown; pages without a
 docs container take Readability's article when it keeps their code and tables, and
-pages without any landmark or code fall back to trafilatura); plain text and
+pages with neither give their whole body, chrome removed); plain text and
 Markdown are stored as they are; anything else raises
 :class:`~sitelore.errors.UnsupportedContentTypeError`. Pure: no I/O, no clock.
 
@@ -19,7 +19,7 @@ import dataclasses
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
-from sitelore.convert._article import article_tree, fallback_tree
+from sitelore.convert._article import article_tree
 from sitelore.convert._charset import decode_body
 from sitelore.convert._clean import clean_content
 from sitelore.convert._content import find_content
@@ -93,11 +93,7 @@ def html_to_document(html: str, url: str, *, link_cache: LinkCache | None = None
         content, docs = find_content(body, meta.title)
         article = None if docs else article_tree(html, body, content)
         if content is None and article is None:
-            fallback = fallback_tree(html, body)
-            if fallback is not None and fallback.body is not None:
-                work_tree, content = fallback, fallback.body
-            else:
-                content = body
+            content = body
         if content is not None:
             clean_content(content)
         # The title rules know the page's own landmarks better than Readability's output.

@@ -214,6 +214,20 @@ async def _catch_up(conn: _Conn) -> int:
         done += step
 
 
+async def _id_conflict(conn: _Conn, shown: str, params: dict[str, Any]) -> str:
+    """Why an insert that conflicted found no row for its URL: the message to raise.
+
+    Either the id (64 bits of the URL's SHA-256) belongs to another URL, a hash
+    collision, or the winner's row was deleted between the insert and the lock.
+    """
+    cur = await conn.execute("SELECT url FROM sitelore_documents WHERE id = %(id)s", params)
+    row = await cur.fetchone()
+    where = f"{shown}: upsert {params['url']}"
+    if row is None:
+        return f"{where}: the row was deleted while it was being written; try again"
+    return f"{where}: document id {params['id']} is already used by {row['url']}"
+
+
 class PostgresStore:
     """The shared document store: PostgreSQL with a GIN-indexed tsvector column.
 
@@ -379,12 +393,14 @@ class PostgresStore:
                         conn, inserted["pk"], document.title, document.markdown, document.sections
                     )
                     return UpsertResult(id=params["id"], created=True, changed=True)
-                # Another writer inserted it first (any unique column: the id is the URL's
-                # hash, so a conflict is this URL): lock its row and update.
+                # Another writer inserted it first. ON CONFLICT names no index, so it
+                # covers both unique ones (url, and id = the URL's hash): an arbiter of
+                # url alone let the id index raise UniqueViolation (issue 14). Lock the
+                # winner's row and update it.
                 cur = await conn.execute(_SELECT_FOR_UPDATE, params)
                 existing = await cur.fetchone()
-                if existing is None:  # deleted again meanwhile: nothing sensible to do
-                    raise StoreError(f"{self._shown}: upsert {document.url}: row vanished")
+                if existing is None:
+                    raise StoreError(await _id_conflict(conn, self._shown, params))
             changed = existing["content_hash"] != new_hash
             await conn.execute(_UPDATE_CONTENT if changed else _UPDATE_FETCH_META, params)
             if changed:

@@ -1,8 +1,8 @@
-"""Extract the main content of a page without a docs container: Readability, then trafilatura.
+"""Extract the article of a page without a docs container with Readability.
 
-Both are asked for HTML without a URL (trafilatura would resolve links against the
-site root), and the caller converts that HTML like any other content, so links are
-resolved against the page and code and tables go through the same converter.
+Readability is asked for HTML, and the caller converts that HTML like any other
+content, so links are resolved against the page and code and tables go through the
+same converter.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import logging
 
 from selectolax.lexbor import LexborHTMLParser
 
-__all__ = ["extract_article_html", "extract_main_html"]
+__all__ = ["extract_article_html"]
 
 
 def _plain_headings(html: str) -> str:
@@ -58,22 +58,3 @@ def _without_own_ids(html: str) -> str:
     for node in wrappers:
         del node.attrs["id"]
     return (tree.body.inner_html or html) if wrappers and tree.body is not None else html
-
-
-def extract_main_html(html: str) -> str | None:
-    """Return trafilatura's main-content HTML for ``html``, or None when it finds none."""
-    import trafilatura  # slow import: needed only for pages without a container
-
-    result = trafilatura.extract(
-        html,
-        url=None,
-        output_format="html",
-        include_links=True,
-        include_images=True,
-        include_tables=True,
-        include_formatting=True,
-        include_comments=False,
-        with_metadata=False,
-        fast=True,
-    )
-    return result if isinstance(result, str) and result.strip() else None
