@@ -226,12 +226,16 @@ class MemoryLease:
         memory, key = self._memory, self._key
         lock = memory.origins.lock(key)
         await lock.acquire()
-        if memory.throttled(key) is not None:
+        try:  # the lock is shared by every crawl of the process: never leave it held
+            if memory.throttled(key) is not None:
+                lock.release()
+                return Turn.THROTTLED
+            if memory.stopped or not await memory.wait_turn(key):
+                lock.release()
+                return Turn.DEADLINE
+        except BaseException:  # cancelled while waiting (a job cancelled, a deadline)
             lock.release()
-            return Turn.THROTTLED
-        if memory.stopped or not await memory.wait_turn(key):
-            lock.release()
-            return Turn.DEADLINE
+            raise
         self._held = lock
         if self.before is None:
             self.before = memory._reported.get(key)
