@@ -20,6 +20,7 @@ from pathlib import Path
 
 import psycopg
 import pytest
+from tests.fakes import FakeClock
 from tests.scale_support import temp_database
 
 from sitelore.errors import StoreError
@@ -49,17 +50,6 @@ DOCS = {
 }
 
 
-class _TickClock:
-    """Each call to ``now`` is one second later than the previous one."""
-
-    def __init__(self) -> None:
-        self.calls = 0
-
-    def now(self) -> datetime:
-        self.calls += 1
-        return _T0 + timedelta(seconds=self.calls)
-
-
 def _meta(status: int = 200, etag: str | None = None) -> FetchMeta:
     return FetchMeta(status=status, content_type="text/html", fetched_at=_T0, etag=etag)
 
@@ -84,9 +74,9 @@ def make_store(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[[], S
     processes would have; the clock ticks one second per write.
     """
     if request.param == "sqlite":
-        return lambda: SQLiteStore(tmp_path / "store.db", now=_TickClock().now)
+        return lambda: SQLiteStore(tmp_path / "store.db", now=FakeClock(start=0, tick=1).now)
     database: str = request.getfixturevalue("pg_database")
-    return lambda: PostgresStore(database, now=_TickClock().now)
+    return lambda: PostgresStore(database, now=FakeClock(start=0, tick=1).now)
 
 
 @pytest.fixture

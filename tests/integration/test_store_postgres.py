@@ -12,12 +12,13 @@ import random
 import re
 import unicodedata
 from collections.abc import AsyncIterator, Iterator
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 
 import psycopg
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from tests.fakes import FakeClock
 from tests.scale_support import temp_database
 
 from sitelore.errors import ConfigError, SchemaVersionError
@@ -33,15 +34,6 @@ from sitelore.store._snippet import CHUNK_CHARS, chunks
 from sitelore.store.postgres import PG_SCHEMA_VERSION
 
 _T0 = datetime(2026, 1, 1, tzinfo=UTC)
-
-
-class _TickClock:
-    def __init__(self) -> None:
-        self.calls = 0
-
-    def now(self) -> datetime:
-        self.calls += 1
-        return _T0 + timedelta(seconds=self.calls)
 
 
 def _doc(url: str, title: str = "A page", markdown: str = "Some body text.") -> Document:
@@ -60,7 +52,7 @@ def database() -> Iterator[str]:
 
 @pytest.fixture
 async def store(database: str) -> AsyncIterator[PostgresStore]:
-    opened = PostgresStore(database, now=_TickClock().now)
+    opened = PostgresStore(database, now=FakeClock(start=0, tick=1).now)
     await opened.open()
     with psycopg.connect(database, autocommit=True) as conn:
         conn.execute("TRUNCATE sitelore_documents CASCADE")
