@@ -126,11 +126,14 @@ async def resetting(request: web.Request) -> web.StreamResponse:
 
 
 @contextlib.contextmanager
-def in_thread(serving: Callable[[], AbstractAsyncContextManager[T]]) -> Iterator[T]:
+def in_thread(
+    serving: Callable[[], AbstractAsyncContextManager[T]], *, timeout: float = 10
+) -> Iterator[T]:
     """Enter ``serving()`` on its own event loop in a thread; yield what it yields.
 
     For servers that code with its own event loop talks to (the CLI's ``main``, a
-    subprocess). The server is closed, and the thread joined, when the block ends.
+    subprocess). ``serving`` must be entered within ``timeout`` seconds; the server is
+    closed, and the thread joined, when the block ends.
     """
     ready = threading.Event()
     entered: list[T] = []
@@ -147,11 +150,11 @@ def in_thread(serving: Callable[[], AbstractAsyncContextManager[T]]) -> Iterator
     thread = threading.Thread(target=loop.run_until_complete, args=(run(),), daemon=True)
     thread.start()
     try:
-        assert ready.wait(10), "the loopback server did not start"
+        assert ready.wait(timeout), "the loopback server did not start"
         yield entered[0]
     finally:
         loop.call_soon_threadsafe(stop[0].set)
-        thread.join(10)
+        thread.join(timeout)
         loop.close()
 
 
