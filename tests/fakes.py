@@ -119,6 +119,19 @@ class Route:
         return '"' + hashlib.sha256(self.data).hexdigest()[:12] + '"'
 
 
+def page(title: str, *links: str, extra: str = "") -> str:
+    """An HTML page to serve: ``title``, a nav list of ``links``, a paragraph of content.
+
+    ``extra`` goes into ``<head>`` (a ``<meta name="robots">``, a ``<base>``).
+    """
+    anchors = "".join(f'<li><a href="{href}">{href}</a></li>' for href in links)
+    return (
+        f"<html><head><title>{title}</title>{extra}</head><body>"
+        f"<nav><ul>{anchors}</ul></nav><main><h1>{title}</h1>"
+        f"<p>Some text about {title} that is long enough to be content.</p></main></body></html>"
+    )
+
+
 #: What :class:`FakeFetcher` answers for a URL its table does not hold.
 NOT_FOUND = Route("not found", status=404)
 

@@ -14,14 +14,13 @@ import asyncio
 import dataclasses
 import re
 import sqlite3
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import psycopg
 import pytest
 from tests.fakes import FakeClock
-from tests.scale_support import temp_database
 
 from sitelore.errors import StoreError
 from sitelore.models import Document, FetchMeta
@@ -57,13 +56,6 @@ def _meta(status: int = 200, etag: str | None = None) -> FetchMeta:
 def _doc(url: str, *, links: tuple[str, ...] = ()) -> Document:
     title, markdown = DOCS[url]
     return Document(url=url, title=title, markdown=markdown, links=links)
-
-
-@pytest.fixture(scope="module")
-def pg_database() -> Iterator[str]:
-    """One PostgreSQL database for the module (created only if a PostgreSQL test runs)."""
-    with temp_database() as url:
-        yield url
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])

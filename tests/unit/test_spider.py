@@ -7,7 +7,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import ClassVar
 
 import pytest
-from tests.fakes import FakeClock, FakeFetcher, Route
+from tests.fakes import FakeClock, FakeFetcher, Route, page
 
 from sitelore.crawl import Spider
 from sitelore.errors import (
@@ -19,15 +19,6 @@ from sitelore.errors import (
 from sitelore.models import CrawlOptions, CrawlSummary
 from sitelore.robots import RobotsRules, allow_all_policy, create_robots_policy, parse_robots_txt
 from sitelore.store import open_store
-
-
-def page(title: str, *links: str, extra: str = "") -> str:
-    anchors = "".join(f'<li><a href="{href}">{href}</a></li>' for href in links)
-    return (
-        f"<html><head><title>{title}</title>{extra}</head><body>"
-        f"<nav><ul>{anchors}</ul></nav><main><h1>{title}</h1>"
-        f"<p>Some text about {title} that is long enough to be content.</p></main></body></html>"
-    )
 
 
 def wide_tree(fanout: tuple[int, ...]) -> tuple[dict[str, Route], dict[str, int]]:

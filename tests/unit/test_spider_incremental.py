@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from tests.fakes import FakeClock, FakeFetcher, Route
+from tests.fakes import FakeClock, FakeFetcher, Route, page
 
 from sitelore.crawl import Spider
 from sitelore.errors import NetworkError
@@ -21,15 +21,6 @@ from sitelore.sitemaps import BeforeFetch, SitemapResult
 from sitelore.store import MEMORY, SQLiteStore
 
 SEED = "https://docs.test/"
-
-
-def page(title: str, *links: str) -> str:
-    anchors = "".join(f'<a href="{href}">{href}</a> ' for href in links)
-    return (
-        f"<html><head><title>{title}</title></head><body><nav>{anchors}</nav>"
-        f"<main><h1>{title}</h1><p>Text about {title}, long enough to be content.</p>"
-        "</main></body></html>"
-    )
 
 
 def conditional(fetcher: FakeFetcher) -> list[str]:

@@ -6,7 +6,7 @@ import dataclasses
 from collections.abc import Mapping
 from pathlib import Path
 
-from tests.fakes import FakeClock, FakeFetcher, Route
+from tests.fakes import FakeClock, FakeFetcher, Route, page
 
 from sitelore.crawl import Spider
 from sitelore.errors import ArchiveError
@@ -17,16 +17,7 @@ from sitelore.store import SQLiteStore
 SEED = "https://docs.example.com/"
 
 
-def page(title: str, *links: str) -> bytes:
-    anchors = "".join(f'<a href="{href}">{href}</a>' for href in links)
-    return (
-        f"<html><head><title>{title}</title></head><body><nav>{anchors}</nav>"
-        f"<main><h1>{title}</h1><p>Text about {title}, long enough to be content.</p>"
-        "</main></body></html>"
-    ).encode()
-
-
-def archive(clock: FakeClock, bodies: Mapping[str, bytes], *, captured: bool) -> FakeFetcher:
+def archive(clock: FakeClock, bodies: Mapping[str, str], *, captured: bool) -> FakeFetcher:
     """Serves fixed bodies; tags each snapshot with a capture ref unless told not to."""
     routes = {
         url: Route(body, capture=ref_for(url) if captured else None) for url, body in bodies.items()
