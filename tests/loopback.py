@@ -137,23 +137,31 @@ def in_thread(
     """
     ready = threading.Event()
     entered: list[T] = []
+    failed: list[BaseException] = []
     stop: list[asyncio.Event] = []
     loop = asyncio.new_event_loop()
 
     async def run() -> None:
         stop.append(asyncio.Event())
-        async with serving() as value:
-            entered.append(value)
+        try:
+            async with serving() as value:
+                entered.append(value)
+                ready.set()
+                await stop[0].wait()
+        except BaseException as exc:  # noqa: BLE001 - reported to the test below
+            failed.append(exc)
             ready.set()
-            await stop[0].wait()
 
     thread = threading.Thread(target=loop.run_until_complete, args=(run(),), daemon=True)
     thread.start()
     try:
         assert ready.wait(timeout), "the loopback server did not start"
+        if failed:
+            raise RuntimeError("the loopback server failed to start") from failed[0]
         yield entered[0]
     finally:
-        loop.call_soon_threadsafe(stop[0].set)
+        if stop:
+            loop.call_soon_threadsafe(stop[0].set)
         thread.join(timeout)
         loop.close()
 
