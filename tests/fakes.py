@@ -10,13 +10,13 @@ against the real contract:
 - :class:`FakeResolver` (``Resolver``): answers from a table, one answer per lookup.
 - :class:`FakeFetcher` (``Fetcher``): serves :class:`Route` s keyed by absolute URL,
   follows redirects calling ``check_hop`` before each hop as ``HttpFetcher`` does, and
-  records every call and every request with the clock time it was sent.
+  records every call, and every request with the clock time it was sent.
 
 >>> import asyncio
 >>> fetcher = FakeFetcher({"https://a.test/": Route(redirect="https://a.test/b"),
 ...                        "https://a.test/b": Route("<p>B</p>")})
 >>> snapshot = asyncio.run(fetcher.fetch("https://a.test/"))
->>> snapshot.final_url, snapshot.redirects, fetcher.timeline
+>>> snapshot.final_url, snapshot.redirects, fetcher.requests
 ('https://a.test/b', ('https://a.test/',), [(1000.0, 'https://a.test/'), (1000.0, 'https://a.test/b')])
 """
 
@@ -157,10 +157,11 @@ class FakeFetcher:
     route is followed by hand: ``check_hop`` is awaited before each target is requested
     (raising there ends the fetch), and ``truncate`` cuts a body at ``max_bytes``.
 
-    Records: ``calls`` (one :class:`Call` a ``fetch``), ``timeline`` (``(clock time,
-    URL)`` of every request, redirect hops included), and ``most_in_flight``.
+    Records: ``calls`` (one :class:`Call` a ``fetch``; ``urls`` lists their URLs),
+    ``requests`` (``(clock time, URL)`` of every HTTP request, redirect hops included)
+    and ``most_in_flight`` (the most fetches running at once).
 
-    Options: ``clock`` stamps ``fetched_at`` and the timeline (a fresh
+    Options: ``clock`` times the requests and stamps ``fetched_at`` (a fresh
     :class:`FakeClock` when omitted). ``turns`` gives fetches latency in loop turns:
     ``turns[url]`` for the URLs it names, and 1 to 3 turns, varying from call to call,
     for the rest, so concurrent fetches finish out of order. ``conditional`` makes the
@@ -181,7 +182,7 @@ class FakeFetcher:
         self.turns = turns
         self.conditional = conditional
         self.calls: list[Call] = []
-        self.timeline: list[tuple[float, str]] = []
+        self.requests: list[tuple[float, str]] = []
         self.in_flight = 0
         self.most_in_flight = 0
         self._served: collections.Counter[str] = collections.Counter()
@@ -230,7 +231,7 @@ class FakeFetcher:
         chain: list[str] = []
         current = call.url
         while True:
-            self.timeline.append((self.clock.monotonic(), current))
+            self.requests.append((self.clock.monotonic(), current))
             route = self._route(current)
             if route.error is not None:
                 raise route.error

@@ -142,7 +142,7 @@ class TestOrderAndLimits:
         """max_depth 0 fetches the seed alone and follows nothing."""
         summary, fetcher, _ = await run_crawl(TREE, max_depth=0)
         assert urls(summary) == ["https://docs.test/"]
-        assert len(fetcher.timeline) == 1
+        assert len(fetcher.requests) == 1
 
     async def test_depth_limit_counts_skips(self) -> None:
         """Links beyond max_depth are not fetched and are counted as depth skips."""
@@ -170,7 +170,7 @@ class TestOrderAndLimits:
             "https://docs.test/y": Route(page("Y", "/x", "/", "/y")),
         }
         summary, fetcher, _ = await run_crawl(routes, max_depth=5)
-        assert sorted(u for _, u in fetcher.timeline) == sorted({u for _, u in fetcher.timeline})
+        assert sorted(u for _, u in fetcher.requests) == sorted({u for _, u in fetcher.requests})
         assert len(summary.pages) == 3
         assert summary.skipped["duplicate"] >= 3
 
@@ -226,7 +226,7 @@ class TestScope:
             "https://docs.test/",
             "https://other.test/landing",
         ]
-        assert "https://other.test/more" not in [u for _, u in fetcher.timeline]
+        assert "https://other.test/more" not in [u for _, u in fetcher.requests]
 
     async def test_a_one_page_fetch_follows_its_redirect(self) -> None:
         """``fetch URL`` (one page, depth 0): the redirect target is the page, stored."""
@@ -296,7 +296,7 @@ class TestOutcomes:
 
         routes = {"https://docs.test/": Route(page("Home", "http://10.0.0.1/admin", "/a"))}
         summary, fetcher, _ = await run_crawl(routes, url_check=check, same_domain=False)
-        assert "http://10.0.0.1/admin" not in [u for _, u in fetcher.timeline]
+        assert "http://10.0.0.1/admin" not in [u for _, u in fetcher.requests]
         assert summary.skipped["blocked"] == 1
 
     async def test_noindex_pages_are_not_stored_nofollow_links_not_followed(self) -> None:
@@ -324,7 +324,7 @@ class TestPoliteness:
     async def test_requests_to_one_origin_are_spaced_by_the_delay(self) -> None:
         """No wait before the first request, then at least ``delay`` between starts."""
         summary, fetcher, clock = await run_crawl(TREE, max_depth=5, delay=0.5, concurrency=4)
-        times = [t for t, _ in fetcher.timeline]
+        times = [t for t, _ in fetcher.requests]
         gaps = [b - a for a, b in itertools.pairwise(times)]
         assert all(gap >= 0.5 - 1e-9 for gap in gaps)
         assert clock.sleeps
@@ -336,7 +336,7 @@ class TestPoliteness:
         _, fetcher, _ = await run_crawl(
             TREE, robots={"https://docs.test": "User-agent: *\nCrawl-delay: 2\n"}, delay=0.1
         )
-        times = [t for t, _ in fetcher.timeline]
+        times = [t for t, _ in fetcher.requests]
         assert all(b - a >= 2.0 - 1e-9 for a, b in itertools.pairwise(times))
 
     async def test_retry_after_pushes_the_origin_back(self) -> None:
@@ -347,7 +347,7 @@ class TestPoliteness:
             "https://docs.test/next": Route(page("Next")),
         }
         _, fetcher, _ = await run_crawl(routes, concurrency=1)
-        times = {u: t for t, u in fetcher.timeline}
+        times = {u: t for t, u in fetcher.requests}
         assert times["https://docs.test/next"] - times["https://docs.test/busy"] >= 7.0
 
     async def test_deadline_stops_before_sleeping_past_it(self) -> None:
@@ -372,7 +372,7 @@ class TestRobots:
             "https://docs.test/ok": Route(page("OK")),
         }
         summary, fetcher, _ = await run_crawl(routes, robots=self.ROBOTS, max_pages=3)
-        requested = [u for _, u in fetcher.timeline]
+        requested = [u for _, u in fetcher.requests]
         assert "https://docs.test/private/x" not in requested
         assert "https://docs.test/dir/a" not in requested
         assert "https://docs.test/dir" in requested  # Disallow: /dir/ does not cover /dir
@@ -403,7 +403,7 @@ class TestRobots:
             "https://docs.test/private/secret": Route(page("Secret")),
         }
         summary, fetcher, _ = await run_crawl(routes, robots=self.ROBOTS)
-        assert "https://docs.test/private/secret" not in [u for _, u in fetcher.timeline]
+        assert "https://docs.test/private/secret" not in [u for _, u in fetcher.requests]
         go = next(p for p in summary.pages if p.url.endswith("/go"))
         assert go.error is not None
         assert go.error.kind == "robots-denied"
@@ -422,7 +422,7 @@ class TestStreaming:
             seen += 1
             if seen == 1:
                 assert outcome.url == "https://docs.test/"
-                assert len(fetcher.timeline) < 7
+                assert len(fetcher.requests) < 7
                 assert await store.count() == 1  # stored as it came
         assert seen == 7
         await store.close()
