@@ -1,4 +1,4 @@
-"""Loopback HTTP servers for tests: recorded requests, and hostile robots.txt answers."""
+"""Loopback HTTP servers for tests: recorded requests, hostile robots.txt answers, threads."""
 
 from __future__ import annotations
 
@@ -7,11 +7,14 @@ import contextlib
 import dataclasses
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
+from contextlib import AbstractAsyncContextManager
+from typing import TypeVar
 
 from aiohttp import web
 from aiohttp.test_utils import TestServer
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+T = TypeVar("T")
 
 
 @dataclasses.dataclass
@@ -123,26 +126,48 @@ async def resetting(request: web.Request) -> web.StreamResponse:
 
 
 @contextlib.contextmanager
-def serve_in_thread(routes: Mapping[str, Handler], host: str = "127.0.0.1") -> Iterator[Site]:
-    """:func:`serve` on its own event loop in a thread, for code that runs its own loop."""
+def in_thread(
+    serving: Callable[[], AbstractAsyncContextManager[T]], *, timeout: float = 10
+) -> Iterator[T]:
+    """Enter ``serving()`` on its own event loop in a thread; yield what it yields.
+
+    For servers that code with its own event loop talks to (the CLI's ``main``, a
+    subprocess). ``serving`` must be entered within ``timeout`` seconds; the server is
+    closed, and the thread joined, when the block ends.
+    """
     ready = threading.Event()
-    sites: list[Site] = []
+    entered: list[T] = []
+    failed: list[BaseException] = []
     stop: list[asyncio.Event] = []
     loop = asyncio.new_event_loop()
 
     async def run() -> None:
         stop.append(asyncio.Event())
-        async with serve(routes, host) as site:
-            sites.append(site)
+        try:
+            async with serving() as value:
+                entered.append(value)
+                ready.set()
+                await stop[0].wait()
+        except BaseException as exc:  # noqa: BLE001 - reported to the test below
+            failed.append(exc)
             ready.set()
-            await stop[0].wait()
 
     thread = threading.Thread(target=loop.run_until_complete, args=(run(),), daemon=True)
     thread.start()
     try:
-        assert ready.wait(10), "the loopback server did not start"
-        yield sites[0]
+        assert ready.wait(timeout), "the loopback server did not start"
+        if failed:
+            raise RuntimeError("the loopback server failed to start") from failed[0]
+        yield entered[0]
     finally:
-        loop.call_soon_threadsafe(stop[0].set)
-        thread.join(10)
+        if stop:
+            loop.call_soon_threadsafe(stop[0].set)
+        thread.join(timeout)
         loop.close()
+
+
+@contextlib.contextmanager
+def serve_in_thread(routes: Mapping[str, Handler], host: str = "127.0.0.1") -> Iterator[Site]:
+    """:func:`serve` on its own event loop in a thread, for code that runs its own loop."""
+    with in_thread(lambda: serve(routes, host)) as site:
+        yield site

@@ -9,17 +9,16 @@ with all checks, a fixed seed and a bounded number of examples per operation.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import subprocess
 import sys
-import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 
 import httpx
 import pytest
 from tests.fakes import FakeClock
+from tests.loopback import in_thread
 
 from sitelore.api import create_app
 from sitelore.bootstrap import Runtime
@@ -49,39 +48,21 @@ class Unroutable:
         return ["10.255.255.1"]
 
 
-@contextlib.contextmanager
-def api_in_thread(tmp_path: Path) -> Iterator[str]:
-    """The API on a free 127.0.0.1 port, served from its own event loop; yields its URL."""
-    loop = asyncio.new_event_loop()
-    stop = asyncio.Event()
-    ready = threading.Event()
-    urls: list[str] = []
-
-    async def serve() -> None:
-        settings = Settings(store=str(tmp_path / "api.db"))
-        async with Runtime(settings, clock=FakeClock(), resolver=Unroutable()) as runtime:
-            app = create_app(runtime, max_active_crawls=2)
-            async with running_server(app, host="127.0.0.1", port=0) as served:
-                urls.append(served.url)
-                ready.set()
-                await stop.wait()
-
-    thread = threading.Thread(target=loop.run_until_complete, args=(serve(),), daemon=True)
-    thread.start()
-    try:
-        assert ready.wait(30), "the API did not start"
-        yield urls[0]
-    finally:
-        loop.call_soon_threadsafe(stop.set)
-        thread.join(30)
-        loop.close()
+@contextlib.asynccontextmanager
+async def api(tmp_path: Path) -> AsyncIterator[str]:
+    """The API on a free 127.0.0.1 port; yields its URL."""
+    settings = Settings(store=str(tmp_path / "api.db"))
+    async with Runtime(settings, clock=FakeClock(), resolver=Unroutable()) as runtime:
+        app = create_app(runtime, max_active_crawls=2)
+        async with running_server(app, host="127.0.0.1", port=0) as served:
+            yield served.url
 
 
 def test_the_api_holds_to_its_openapi_document(tmp_path: Path) -> None:
     """schemathesis (all checks; examples, coverage and fuzzing phases) finds nothing."""
     config = tmp_path / "schemathesis.toml"
     config.write_text(CONFIG, encoding="utf-8")
-    with api_in_thread(tmp_path) as url:
+    with in_thread(lambda: api(tmp_path), timeout=30) as url:
         paths = httpx.get(f"{url}/openapi.json").json()["paths"]
         operations = sum(len(methods) for methods in paths.values())
         run = subprocess.run(

@@ -2,57 +2,11 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
-import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
-from sitelore.cli import main
-from sitelore.demo_site import bundled_site_path, serve_site
-from sitelore.store import SQLiteStore
-
-
-async def _create_store(path: Path) -> None:
-    """An empty sitelore store at ``path`` (the read-only commands never create one)."""
-    store = SQLiteStore(path)
-    await store.count()
-    await store.close()
-
-
-def run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as info:
-        main(args)
-    out, err = capsys.readouterr()
-    code = info.value.code
-    return (code if isinstance(code, int) else 1), out, err
-
-
-@pytest.fixture(scope="module")
-def site() -> Iterator[str]:
-    """The bundled site served from a thread, so the CLI's own event loop can crawl it."""
-    ready = threading.Event()
-    stop: list[asyncio.Event] = []
-    base: list[str] = []
-    loop = asyncio.new_event_loop()
-
-    async def serve() -> None:
-        stop.append(asyncio.Event())
-        async with serve_site(bundled_site_path()) as url:
-            base.append(url)
-            ready.set()
-            await stop[0].wait()
-
-    thread = threading.Thread(target=loop.run_until_complete, args=(serve(),), daemon=True)
-    thread.start()
-    assert ready.wait(10)
-    yield base[0]
-    loop.call_soon_threadsafe(stop[0].set)
-    thread.join(10)
-    loop.close()
-
+from tests.cli_support import create_store, run_cli
 
 BAD_URLS = [
     ("ftp://x/", "ftp://x/"),
@@ -228,7 +182,7 @@ class TestAgainstASite:
     ) -> None:
         """show of an id that is not stored exits 2 naming it."""
         db = tmp_path / "s.db"
-        asyncio.run(_create_store(db))
+        create_store(db)
         code, _, err = run_cli(["show", "deadbeef", "--db", str(db)], capsys)
         assert code == 2
         assert "deadbeef" in err

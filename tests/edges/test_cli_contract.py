@@ -7,42 +7,34 @@ create a store. Sites are served on loopback from a thread (the CLI runs its own
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import inspect
 import io
 import json
-import logging
-import shutil
 import sys
-import threading
 from collections.abc import Coroutine, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from rich.console import Console
+from tests.cli_support import create_store, run_cli
+from tests.edges.conftest import site_copy
+from tests.loopback import in_thread
 
 from sitelore import cli, errors
-from sitelore.cli import main
 from sitelore.cli_output import print_summary, print_warnings
-from sitelore.demo_site import bundled_site_path, serve_site
+from sitelore.demo_site import serve_site
 from sitelore.errors import ConfigError, StoreError, StoreLocationError
 from sitelore.models import CrawlOptions, CrawlSummary, PageOutcome, clamped_options
-from sitelore.store import SQLiteStore
 from sitelore.wire import clamped_fields
+
+#: Commands point the root logger at the captured stderr; put it back after each test.
+pytestmark = pytest.mark.usefixtures("restore_logging")
 
 PINNED_CODES = {errors.EXIT_USAGE, errors.EXIT_CONFIG, errors.EXIT_INTERNAL}
 PINNED_SKIPS = {"robots", "filtered", "duplicate", "depth"}
 LOOPBACK = ["--allow-private", "127.0.0.1"]
-
-
-def run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as info:
-        main(args)
-    out, err = capsys.readouterr()
-    code = info.value.code
-    return (code if isinstance(code, int) else -1), out, err
 
 
 def one_error_line(err: str) -> str:
@@ -54,67 +46,10 @@ def one_error_line(err: str) -> str:
     return lines[0]
 
 
-def create_store(path: Path) -> None:
-    """An empty sitelore store at ``path`` (read-only commands never create one)."""
-
-    async def go() -> None:
-        store = SQLiteStore(path)
-        await store.count()
-        await store.close()
-
-    asyncio.run(go())
-
-
 @contextlib.contextmanager
 def served(root: Path, log: list[tuple[float, str]] | None = None) -> Iterator[str]:
     """Serve ``root`` from a thread; yield its base URL."""
-    ready = threading.Event()
-    stop: list[asyncio.Event] = []
-    base: list[str] = []
-    loop = asyncio.new_event_loop()
-
-    async def serve() -> None:
-        stop.append(asyncio.Event())
-        async with serve_site(root, log=log) as url:
-            base.append(url)
-            ready.set()
-            await stop[0].wait()
-
-    thread = threading.Thread(target=loop.run_until_complete, args=(serve(),), daemon=True)
-    thread.start()
-    assert ready.wait(10)
-    try:
-        yield base[0]
-    finally:
-        loop.call_soon_threadsafe(stop[0].set)
-        thread.join(10)
-        loop.close()
-
-
-def site_copy(root: Path, robots: str | None = None) -> Path:
-    """The bundled site without its Crawl-delay (quick crawls), or with ``robots``."""
-    shutil.copytree(bundled_site_path(), root)
-    text = (root / "robots.txt").read_text(encoding="utf-8")
-    (root / "robots.txt").write_text(
-        robots if robots is not None else text.replace("Crawl-delay: 0.2\n", ""),
-        encoding="utf-8",
-    )
-    return root
-
-
-@pytest.fixture(autouse=True)
-def _restore_logging() -> Iterator[None]:
-    """A command's logging setup writes to this test's captured stderr: undo it after."""
-    root = logging.getLogger()
-    handlers, level = root.handlers[:], root.level
-    yield
-    root.handlers[:] = handlers
-    root.setLevel(level)
-
-
-@pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    with served(site_copy(tmp_path_factory.mktemp("site") / "site")) as base:
+    with in_thread(lambda: serve_site(root, log=log)) as base:
         yield base
 
 
@@ -475,9 +410,15 @@ class TestExportTargets:
 
 class TestAgainstASite:
     def test_fetch_logs_nothing_below_warning_without_debug(
-        self, site: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+        self, quick_site: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
     ) -> None:
-        args = ["fetch", site + "/guide/quickstart.html", "--db", str(tmp_path / "s.db"), *LOOPBACK]
+        args = [
+            "fetch",
+            quick_site + "/guide/quickstart.html",
+            "--db",
+            str(tmp_path / "s.db"),
+            *LOOPBACK,
+        ]
         code, out, err = run_cli(args, capsys)
         assert code == 0
         assert out.startswith("stored ")
@@ -488,12 +429,12 @@ class TestAgainstASite:
         assert "fetched " in err  # the per-page log line, back with --debug
 
     def test_crawl_json_skipped_has_every_pinned_reason_and_clamped_objects(
-        self, site: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+        self, quick_site: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
     ) -> None:
         config = tmp_path / "sitelore.toml"
         config.write_text("[limits]\nmax_pages = 2\n")
         code, out, err = run_cli(
-            ["crawl", site + "/", "--max-pages", "5", "--no-robots", "--delay", "0", "--json",
+            ["crawl", quick_site + "/", "--max-pages", "5", "--no-robots", "--delay", "0", "--json",
              "--config", str(config), "--db", str(tmp_path / "s.db"), *LOOPBACK],
             capsys,
         )  # fmt: skip
@@ -506,10 +447,10 @@ class TestAgainstASite:
         assert summary["pagesCrawled"] == 2
 
     def test_crawl_says_it_was_truncated_once(
-        self, site: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+        self, quick_site: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
     ) -> None:
         code, out, err = run_cli(
-            ["crawl", site + "/", "--max-pages", "3", "--delay", "0",
+            ["crawl", quick_site + "/", "--max-pages", "3", "--delay", "0",
              "--db", str(tmp_path / "s.db"), *LOOPBACK],
             capsys,
         )  # fmt: skip

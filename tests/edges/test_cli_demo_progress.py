@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 from rich.console import Console
+from tests.cli_support import run_cli
 
-from sitelore.cli import main
 from sitelore.cli_output import CrawlProgress
 from sitelore.demo_site import bundled_site_path
 from sitelore.errors import ErrorKind
@@ -20,14 +20,6 @@ from sitelore.models import PageError, PageOutcome
 from sitelore.store import open_store
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
-
-
-def run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as info:
-        main(args)
-    out, err = capsys.readouterr()
-    code = info.value.code
-    return (code if isinstance(code, int) else 1), out, err
 
 
 async def _count(db: Path) -> int:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from aiohttp import web
-from tests.edges.test_cli import run_cli
+from tests.cli_support import run_cli
 from tests.loopback import html, links, serve_in_thread, text
 
 ALLOW_ALL = text("User-agent: *\nAllow: /\n")

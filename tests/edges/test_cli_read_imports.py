@@ -15,8 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from sitelore.store import SQLiteStore
+from tests.cli_support import create_store
 
 #: Modules a read command must not import.
 CRAWL_STACK = (
@@ -73,11 +72,8 @@ def probe(args: list[str], cwd: Path, watched: tuple[str, ...] = CRAWL_STACK) ->
 
 
 @pytest.fixture(name="store")
-async def _store(tmp_path: Path) -> Path:
-    path = tmp_path / "s.db"
-    store = SQLiteStore(path)
-    await store.count()
-    await store.close()
+def _store(tmp_path: Path) -> Path:
+    path = create_store(tmp_path / "s.db")
     (tmp_path / "sitelore.toml").write_text('[sources.docs]\nurl = "https://docs.example.com/"\n')
     return path
 

@@ -6,48 +6,12 @@ import asyncio
 import json
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from tests.cli_support import create_store, run_cli
 from tests.scale_support import delete_namespace, namespace_url
-
-from sitelore.cli import main
-from sitelore.demo_site import bundled_site_path, serve_site
-from sitelore.store import SQLiteStore
-
-
-def run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as info:
-        main(args)
-    out, err = capsys.readouterr()
-    code = info.value.code
-    return (code if isinstance(code, int) else 1), out, err
-
-
-@pytest.fixture(scope="module")
-def site() -> Iterator[str]:
-    """The bundled site served from a thread, so the CLI's own event loop can crawl it."""
-    ready = threading.Event()
-    stop: list[asyncio.Event] = []
-    base: list[str] = []
-    loop = asyncio.new_event_loop()
-
-    async def serve() -> None:
-        stop.append(asyncio.Event())
-        async with serve_site(bundled_site_path()) as url:
-            base.append(url)
-            ready.set()
-            await stop[0].wait()
-
-    thread = threading.Thread(target=loop.run_until_complete, args=(serve(),), daemon=True)
-    thread.start()
-    assert ready.wait(10)
-    yield base[0]
-    loop.call_soon_threadsafe(stop[0].set)
-    thread.join(10)
-    loop.close()
 
 
 @pytest.fixture
@@ -203,12 +167,7 @@ def test_without_the_scale_extra_the_cli_runs_and_says_what_is_missing(
             check=False,
         )
 
-    async def create_store() -> None:  # list never creates one
-        store = SQLiteStore(tmp_path / "s.db")
-        await store.count()
-        await store.close()
-
-    asyncio.run(create_store())
+    create_store(tmp_path / "s.db")  # list never creates one
     listed = run("list", "--db", str(tmp_path / "s.db"), "--json")
     worker = run("worker", "--frontier", "redis://127.0.0.1:6379/0")
     postgres = run("list", "--db", "postgresql://postgres@127.0.0.1/x")

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.edges.test_cli_contract import run_cli
+from tests.cli_support import run_cli
 
 from sitelore.models import Document, FetchMeta, SearchHit
 from sitelore.semantic import SemanticSearch, embed_pending, embedding_alongside

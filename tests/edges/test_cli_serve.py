@@ -5,39 +5,22 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import logging
 import os
 import signal
 import socket
 import sys
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
+from tests.cli_support import run_cli
 from tests.edges.api_helpers import GatedSite
 from tests.edges.test_api_jobs import CRAWLS
 
-from sitelore.cli import main
-
-
-@pytest.fixture(autouse=True)
-def _keep_logging() -> Iterator[None]:
-    """Commands point the root logger at the captured stderr; put it back afterwards."""
-    root = logging.getLogger()
-    handlers, level = root.handlers[:], root.level
-    yield
-    root.handlers[:] = handlers
-    root.setLevel(level)
-
-
-def run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
-    with pytest.raises(SystemExit) as info:
-        main(args)
-    _, err = capsys.readouterr()
-    code = info.value.code
-    return (code if isinstance(code, int) else 1), err
+#: Commands point the root logger at the captured stderr; put it back after each test.
+pytestmark = pytest.mark.usefixtures("restore_logging")
 
 
 class TestRefusals:
@@ -46,7 +29,7 @@ class TestRefusals:
         self, host: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
     ) -> None:
         """Without an API key, any address but loopback is refused (exit 78, one line)."""
-        code, err = run_cli(["serve", "--host", host, "--db", str(tmp_path / "s.db")], capsys)
+        code, _, err = run_cli(["serve", "--host", host, "--db", str(tmp_path / "s.db")], capsys)
         assert code == 78
         assert err.count("\n") == 1
         assert f"--host {host}" in err
@@ -57,7 +40,7 @@ class TestRefusals:
         self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
     ) -> None:
         """sitelore mcp --transport http refuses a non-loopback bind without a key too."""
-        code, err = run_cli(
+        code, _, err = run_cli(
             ["mcp", "--transport", "http", "--host", "0.0.0.0", "--db", str(tmp_path / "m.db")],
             capsys,
         )
@@ -69,7 +52,7 @@ class TestRefusals:
     ) -> None:
         """SITELORE_API_KEY is read, and a guessable (short) key is a configuration error."""
         monkeypatch.setenv("SITELORE_API_KEY", "hunter2")
-        code, err = run_cli(["serve"], capsys)
+        code, _, err = run_cli(["serve"], capsys)
         assert code == 78
         assert "too short" in err
         assert "hunter2" not in err
@@ -82,7 +65,7 @@ class TestRefusals:
             taken.bind(("127.0.0.1", 0))
             taken.listen()
             port = taken.getsockname()[1]
-            code, err = run_cli(
+            code, _, err = run_cli(
                 ["serve", "--port", str(port), "--db", str(tmp_path / "s.db")], capsys
             )
         assert code == 78
@@ -100,7 +83,7 @@ class TestRefusals:
         self, args: list[str], named: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
     ) -> None:
         """Bad serve/mcp flag values exit 2 naming the flag."""
-        code, err = run_cli([*args, "--db", str(tmp_path / "s.db")], capsys)
+        code, _, err = run_cli([*args, "--db", str(tmp_path / "s.db")], capsys)
         assert code == 2
         assert named in err
 

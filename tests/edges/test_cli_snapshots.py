@@ -2,51 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
-import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.cli_support import run_cli
 from warcio.archiveiterator import ArchiveIterator
-
-from sitelore.cli import main
-from sitelore.demo_site import bundled_site_path, serve_site
-
-
-def run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as info:
-        main(args)
-    out, err = capsys.readouterr()
-    code = info.value.code
-    return (code if isinstance(code, int) else 1), out, err
-
-
-@pytest.fixture(scope="module")
-def site() -> Iterator[str]:
-    """The bundled site served from a thread, so the CLI's own event loop can crawl it."""
-    ready = threading.Event()
-    stop: list[asyncio.Event] = []
-    base: list[str] = []
-    loop = asyncio.new_event_loop()
-
-    async def serve() -> None:
-        stop.append(asyncio.Event())
-        async with serve_site(bundled_site_path()) as url:
-            base.append(url)
-            ready.set()
-            await stop[0].wait()
-
-    thread = threading.Thread(target=loop.run_until_complete, args=(serve(),), daemon=True)
-    thread.start()
-    assert ready.wait(10)
-    yield base[0]
-    loop.call_soon_threadsafe(stop[0].set)
-    thread.join(10)
-    loop.close()
-
 
 CRAWL = ["--max-pages", "8", "--max-depth", "1", "--delay", "0", "--allow-private", "127.0.0.1"]
 

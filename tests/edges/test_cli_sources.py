@@ -6,62 +6,18 @@ copy here has no Crawl-delay, so whole updates stay quick on the real clock.
 
 from __future__ import annotations
 
-import asyncio
 import json
-import shutil
-import threading
 import tomllib
-from collections.abc import Callable, Iterator
-from contextlib import AbstractAsyncContextManager
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestServer
-
-from sitelore.cli import main
-from sitelore.demo_site import bundled_site_path, serve_site
+from tests.cli_support import run_cli
+from tests.loopback import in_thread
 
 PINNED = {"name", "pagesCrawled", "new", "changed", "unchanged", "removed", "failed", "error"}
-
-
-def run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as info:
-        main(args)
-    out, err = capsys.readouterr()
-    code = info.value.code
-    return (code if isinstance(code, int) else 1), out, err
-
-
-def serve_in_thread(make: Callable[[], AbstractAsyncContextManager[str]]) -> Iterator[str]:
-    ready = threading.Event()
-    stop: list[asyncio.Event] = []
-    base: list[str] = []
-    loop = asyncio.new_event_loop()
-
-    async def serve() -> None:
-        stop.append(asyncio.Event())
-        async with make() as url:
-            base.append(url)
-            ready.set()
-            await stop[0].wait()
-
-    thread = threading.Thread(target=loop.run_until_complete, args=(serve(),), daemon=True)
-    thread.start()
-    assert ready.wait(10)
-    yield base[0]
-    loop.call_soon_threadsafe(stop[0].set)
-    thread.join(10)
-    loop.close()
-
-
-@pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    root = tmp_path_factory.mktemp("site") / "site"
-    shutil.copytree(bundled_site_path(), root)
-    robots = (root / "robots.txt").read_text(encoding="utf-8")
-    (root / "robots.txt").write_text(robots.replace("Crawl-delay: 0.2\n", ""), encoding="utf-8")
-    yield from serve_in_thread(lambda: serve_site(root))
 
 
 class Switch:
@@ -104,7 +60,7 @@ def switch() -> Iterator[tuple[str, Switch]]:
         async def __aexit__(self, *exc: object) -> None:
             await self.server.close()
 
-    for base in serve_in_thread(_Served):
+    with in_thread(_Served) as base:
         yield base, state
 
 
@@ -239,9 +195,9 @@ class TestUpdate:
         return ["--config", str(config)]
 
     def test_update_json_then_not_due_then_forced_unchanged(
-        self, site: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+        self, quick_site: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
     ) -> None:
-        args = self.config(tmp_path, site)
+        args = self.config(tmp_path, quick_site)
         code, out, err = run_cli(["update", "--json", *args], capsys)
         assert code == 0, err
         first = json.loads(out)
@@ -283,9 +239,9 @@ class TestUpdate:
         assert "fresh (due in 23h)" in out
 
     def test_update_prints_the_changed_urls(
-        self, site: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+        self, quick_site: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
     ) -> None:
-        args = self.config(tmp_path, site)
+        args = self.config(tmp_path, quick_site)
         code, out, _ = run_cli(["update", *args], capsys)
         assert code == 0
         assert "lumen: crawled 40" in out
@@ -338,10 +294,10 @@ class TestUpdate:
 
 
 def test_crawl_sitemap_flag_finds_the_orphan(
-    site: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    quick_site: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     common = ["--db", str(tmp_path / "s.db"), "--allow-private", "127.0.0.1", "--delay", "0"]
-    args = ["crawl", site + "/", "--max-pages", "100", "--max-depth", "5", "--json", *common]
+    args = ["crawl", quick_site + "/", "--max-pages", "100", "--max-depth", "5", "--json", *common]
     code, out, _ = run_cli([*args, "--sitemap"], capsys)
     assert code == 0
     with_sitemap = json.loads(out)

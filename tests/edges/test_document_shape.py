@@ -17,7 +17,7 @@ from typing import Any
 import httpx
 import pytest
 from mcp import Client
-from tests.edges.test_cli_snapshots import run_cli
+from tests.cli_support import run_cli
 
 from sitelore.api import create_app
 from sitelore.bootstrap import Runtime

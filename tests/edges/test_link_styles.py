@@ -17,8 +17,8 @@ from pathlib import Path
 import mcp_types as types
 import pytest
 from mcp import Client
+from tests.cli_support import run_cli
 from tests.edges.api_helpers import serve_api
-from tests.edges.test_cli import run_cli
 from tests.fakes import FakeClock
 
 from sitelore.bootstrap import Runtime

@@ -22,12 +22,12 @@ import aiohttp
 import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestServer
+from tests.cli_support import run_cli
 from tests.fakes import FakeClock
 from warcio.archiveiterator import ArchiveIterator
 from warcio.cli import main as warcio_main
 
 from sitelore.bootstrap import Runtime
-from sitelore.cli import main as cli_main
 from sitelore.config import Settings
 from sitelore.convert import to_document
 from sitelore.demo_site import bundled_site_path, serve_site
@@ -550,14 +550,6 @@ class TestExport:
         assert len(report.missing) == 3
 
 
-def _run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as info:
-        cli_main(args)
-    out, err = capsys.readouterr()
-    code = info.value.code
-    return (code if isinstance(code, int) else 1), out, err
-
-
 @pytest.mark.parametrize("as_json", [False, True], ids=["table", "json"])
 def test_replay_of_an_empty_archive_dir_exits_78_with_one_invalid_config_outcome(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], as_json: bool
@@ -572,7 +564,7 @@ def test_replay_of_an_empty_archive_dir_exits_78_with_one_invalid_config_outcome
     db = tmp_path / "s.db"
     args = ["crawl", "https://docs.example.com/", "--replay", str(empty), "--db", str(db)]
     with network_disabled() as attempts:
-        code, out, err = _run_cli(args + (["--json"] if as_json else []), capsys)
+        code, out, err = run_cli(args + (["--json"] if as_json else []), capsys)
     assert attempts == []
     assert code == 78
     if as_json:

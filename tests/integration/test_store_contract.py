@@ -14,13 +14,13 @@ import asyncio
 import dataclasses
 import re
 import sqlite3
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import psycopg
 import pytest
-from tests.scale_support import temp_database
+from tests.fakes import FakeClock
 
 from sitelore.errors import StoreError
 from sitelore.models import Document, FetchMeta
@@ -49,17 +49,6 @@ DOCS = {
 }
 
 
-class _TickClock:
-    """Each call to ``now`` is one second later than the previous one."""
-
-    def __init__(self) -> None:
-        self.calls = 0
-
-    def now(self) -> datetime:
-        self.calls += 1
-        return _T0 + timedelta(seconds=self.calls)
-
-
 def _meta(status: int = 200, etag: str | None = None) -> FetchMeta:
     return FetchMeta(status=status, content_type="text/html", fetched_at=_T0, etag=etag)
 
@@ -67,13 +56,6 @@ def _meta(status: int = 200, etag: str | None = None) -> FetchMeta:
 def _doc(url: str, *, links: tuple[str, ...] = ()) -> Document:
     title, markdown = DOCS[url]
     return Document(url=url, title=title, markdown=markdown, links=links)
-
-
-@pytest.fixture(scope="module")
-def pg_database() -> Iterator[str]:
-    """One PostgreSQL database for the module (created only if a PostgreSQL test runs)."""
-    with temp_database() as url:
-        yield url
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
@@ -84,9 +66,9 @@ def make_store(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[[], S
     processes would have; the clock ticks one second per write.
     """
     if request.param == "sqlite":
-        return lambda: SQLiteStore(tmp_path / "store.db", now=_TickClock().now)
+        return lambda: SQLiteStore(tmp_path / "store.db", now=FakeClock(start=0, tick=1).now)
     database: str = request.getfixturevalue("pg_database")
-    return lambda: PostgresStore(database, now=_TickClock().now)
+    return lambda: PostgresStore(database, now=FakeClock(start=0, tick=1).now)
 
 
 @pytest.fixture

@@ -6,12 +6,11 @@ failed under ``CI=true``, as the other store tests).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from tests.scale_support import temp_database
 
 from sitelore.models import JobRecord
 from sitelore.ports import JobRecords
@@ -40,12 +39,6 @@ ENDED = JobRecord(
     error_message="https://docs.test/: disallowed by robots.txt — «quoted»",
     detail={"applied": {"maxPages": 5}, "result": {"documents": [{"url": "https://docs.test/"}]}},
 )
-
-
-@pytest.fixture(scope="module")
-def pg_database() -> Iterator[str]:
-    with temp_database() as url:
-        yield url
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])

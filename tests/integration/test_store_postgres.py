@@ -11,13 +11,14 @@ import asyncio
 import random
 import re
 import unicodedata
-from collections.abc import AsyncIterator, Iterator
-from datetime import UTC, datetime, timedelta
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime
 
 import psycopg
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from tests.fakes import FakeClock
 from tests.scale_support import temp_database
 
 from sitelore.errors import ConfigError, SchemaVersionError
@@ -35,15 +36,6 @@ from sitelore.store.postgres import PG_SCHEMA_VERSION
 _T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
 
-class _TickClock:
-    def __init__(self) -> None:
-        self.calls = 0
-
-    def now(self) -> datetime:
-        self.calls += 1
-        return _T0 + timedelta(seconds=self.calls)
-
-
 def _doc(url: str, title: str = "A page", markdown: str = "Some body text.") -> Document:
     return Document(url=url, title=title, markdown=markdown)
 
@@ -52,24 +44,18 @@ def _meta(status: int = 200, etag: str | None = None) -> FetchMeta:
     return FetchMeta(status=status, content_type="text/html", fetched_at=_T0, etag=etag)
 
 
-@pytest.fixture(scope="module")
-def database() -> Iterator[str]:
-    with temp_database() as url:
-        yield url
-
-
 @pytest.fixture
-async def store(database: str) -> AsyncIterator[PostgresStore]:
-    opened = PostgresStore(database, now=_TickClock().now)
+async def store(pg_database: str) -> AsyncIterator[PostgresStore]:
+    opened = PostgresStore(pg_database, now=FakeClock(start=0, tick=1).now)
     await opened.open()
-    with psycopg.connect(database, autocommit=True) as conn:
+    with psycopg.connect(pg_database, autocommit=True) as conn:
         conn.execute("TRUNCATE sitelore_documents CASCADE")
     yield opened
     await opened.close()
 
 
-def _sql(database: str, query: str) -> list[tuple[object, ...]]:
-    with psycopg.connect(database, autocommit=True) as conn:
+def _sql(pg_database: str, query: str) -> list[tuple[object, ...]]:
+    with psycopg.connect(pg_database, autocommit=True) as conn:
         cur = conn.execute(query)
         return cur.fetchall() if cur.description is not None else []
 
@@ -90,15 +76,15 @@ async def test_a_new_document_gets_the_same_id_as_in_sqlite(store: PostgresStore
 
 
 async def test_an_unchanged_page_updates_fetch_metadata_only(
-    store: PostgresStore, database: str
+    store: PostgresStore, pg_database: str
 ) -> None:
     await store.upsert(_doc("https://a.test/x"), _meta(etag='"v1"'))
-    before = _sql(database, "SELECT tsv::text, updated_at FROM sitelore_documents")
+    before = _sql(pg_database, "SELECT tsv::text, updated_at FROM sitelore_documents")
 
     result = await store.upsert(_doc("https://a.test/x"), _meta(status=203, etag='"v2"'))
 
     assert (result.created, result.changed) == (False, False)
-    assert _sql(database, "SELECT tsv::text, updated_at FROM sitelore_documents") == before
+    assert _sql(pg_database, "SELECT tsv::text, updated_at FROM sitelore_documents") == before
     stored = await store.get("https://a.test/x")
     assert stored is not None
     assert (stored.status, stored.etag) == (203, '"v2"')
@@ -115,8 +101,10 @@ async def test_changed_content_keeps_the_id_and_reindexes(store: PostgresStore) 
     assert [hit.id for hit in await store.search("new")] == [first.id]
 
 
-async def test_racing_upserts_of_one_url_leave_one_row(store: PostgresStore, database: str) -> None:
-    others = [PostgresStore(database) for _ in range(4)]
+async def test_racing_upserts_of_one_url_leave_one_row(
+    store: PostgresStore, pg_database: str
+) -> None:
+    others = [PostgresStore(pg_database) for _ in range(4)]
     try:
         results = await asyncio.gather(
             *(
@@ -251,7 +239,7 @@ async def test_a_snippet_stays_short_whatever_the_page_holds(store: PostgresStor
     assert len(hit.snippet) < 300  # long runs of one character are cut short with "…"
 
 
-async def test_a_stem_keeps_the_start_of_its_word(store: PostgresStore, database: str) -> None:
+async def test_a_stem_keeps_the_start_of_its_word(store: PostgresStore, pg_database: str) -> None:
     """stem_prefix() trusts Porter to keep all but the stem's last letter from the word."""
     words = [
         "sensibility", "happiness", "happy", "hoping", "hopping", "generalizations",
@@ -259,7 +247,7 @@ async def test_a_stem_keeps_the_start_of_its_word(store: PostgresStore, database
         "formalities", "electrical", "hopefulness", "3", "v1", "a", "Việt",
     ]  # fmt: skip
     rows = _sql(
-        database,
+        pg_database,
         "SELECT w, array_to_string(tsvector_to_array(to_tsvector('sitelore_text', w)), ' ') "
         "FROM unnest(ARRAY[" + ", ".join(f"'{word.lower()}'" for word in words) + "]) AS w",
     )
@@ -271,7 +259,7 @@ async def test_a_stem_keeps_the_start_of_its_word(store: PostgresStore, database
         assert str(word).startswith(prefix), (word, stem)
 
 
-# -- the words behind search and snippets (no database) ------------------------------------
+# -- the words behind search and snippets (no pg_database) ------------------------------------
 
 #: Letters that fold into two words (a letter and a spacing mark): split_words() folds
 #: them one by one, so its words stay lined up with the text but differ from the index's.
@@ -451,13 +439,13 @@ async def test_get_list_delete_and_count(store: PostgresStore) -> None:
 
 
 async def test_documents_without_sections_are_sectioned_on_open_and_by_reindex(
-    store: PostgresStore, database: str
+    store: PostgresStore, pg_database: str
 ) -> None:
     await store.upsert(_doc("https://a.test/x", "Old", "# Walrus {#w}\n\nold walrus"), _meta())
-    _sql(database, "DELETE FROM sitelore_sections")  # as a store made before sections
-    _sql(database, "UPDATE sitelore_documents SET sections_version = 0")
+    _sql(pg_database, "DELETE FROM sitelore_sections")  # as a store made before sections
+    _sql(pg_database, "UPDATE sitelore_documents SET sections_version = 0")
 
-    reopened = PostgresStore(database)
+    reopened = PostgresStore(pg_database)
     try:
         await reopened.open()
         (hit,) = await reopened.search("walrus")
@@ -469,10 +457,10 @@ async def test_documents_without_sections_are_sectioned_on_open_and_by_reindex(
 
 
 async def test_two_workers_storing_one_url_at_once_both_succeed(
-    store: PostgresStore, database: str
+    store: PostgresStore, pg_database: str
 ) -> None:
     """Issue 14: a conflict on the unique id (the URL's hash) is the same URL, not an error."""
-    pair = [PostgresStore(database), PostgresStore(database)]
+    pair = [PostgresStore(pg_database), PostgresStore(pg_database)]
     try:
         await asyncio.gather(*(s.open() for s in pair))
         for round_ in range(20):
@@ -488,7 +476,7 @@ async def test_two_workers_storing_one_url_at_once_both_succeed(
 
     assert await store.count() == 20
     assert len(await store.search("same")) == 10  # sections kept once per page
-    assert _sql(database, "SELECT count(*) FROM sitelore_sections") == [(20,)]
+    assert _sql(pg_database, "SELECT count(*) FROM sitelore_sections") == [(20,)]
 
 
 async def test_a_fresh_database_is_migrated_once_by_racing_stores() -> None:
@@ -523,8 +511,8 @@ async def test_an_unreachable_server_is_a_config_error_without_the_password() ->
     await store.close()
 
 
-async def test_a_closed_store_refuses_calls(database: str) -> None:
-    store = PostgresStore(database)
+async def test_a_closed_store_refuses_calls(pg_database: str) -> None:
+    store = PostgresStore(pg_database)
     await store.count()
     await store.close()
     await store.close()

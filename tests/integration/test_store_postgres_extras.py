@@ -3,12 +3,11 @@ validators by URL, removal flags, links, change reports, capture records."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 
 import psycopg
 import pytest
-from tests.scale_support import temp_database
 
 from sitelore.changes import ChangeReport
 from sitelore.models import CaptureRef, Document, FetchMeta
@@ -39,17 +38,11 @@ def ref(n: int) -> CaptureRef:
     )
 
 
-@pytest.fixture(scope="module")
-def database() -> Iterator[str]:
-    with temp_database() as url:
-        yield url
-
-
 @pytest.fixture
-async def store(database: str) -> AsyncIterator[PostgresStore]:
-    opened = PostgresStore(database, now=lambda: T0)
+async def store(pg_database: str) -> AsyncIterator[PostgresStore]:
+    opened = PostgresStore(pg_database, now=lambda: T0)
     await opened.open()
-    with psycopg.connect(database, autocommit=True) as conn:
+    with psycopg.connect(pg_database, autocommit=True) as conn:
         conn.execute("TRUNCATE sitelore_documents, sitelore_change_reports CASCADE")
     yield opened
     await opened.close()

@@ -14,6 +14,7 @@ from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
+from tests.fakes import FakeClock
 
 from sitelore.errors import (
     EXIT_CONFIG,
@@ -36,17 +37,6 @@ from sitelore.store import (
 )
 
 _T0 = datetime(2026, 1, 1, tzinfo=UTC)
-
-
-class _TickClock:
-    """Each call to ``now`` is one second later than the previous one."""
-
-    def __init__(self) -> None:
-        self.calls = 0
-
-    def now(self) -> datetime:
-        self.calls += 1
-        return _T0 + timedelta(seconds=self.calls)
 
 
 def _doc(url: str, title: str = "A page", markdown: str = "Some body text.") -> Document:
@@ -78,7 +68,7 @@ def db_path(tmp_path: Path) -> Path:
 
 @pytest.fixture
 async def store(db_path: Path) -> AsyncIterator[SQLiteStore]:
-    opened = SQLiteStore(db_path, now=_TickClock().now)
+    opened = SQLiteStore(db_path, now=FakeClock(start=0, tick=1).now)
     yield opened
     await opened.close()
 

@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import math
 import sqlite3
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from pathlib import Path
 
 import psycopg
 import pytest
-from tests.scale_support import temp_database
 
 from sitelore.models import Document, FetchMeta
 from sitelore.ports import SectionVectors
@@ -60,12 +59,6 @@ def _meta() -> FetchMeta:
     return FetchMeta(
         status=200, content_type="text/html", fetched_at=datetime(2026, 1, 1, tzinfo=UTC)
     )
-
-
-@pytest.fixture(scope="module")
-def pg_database() -> Iterator[str]:
-    with temp_database() as url:
-        yield url
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])

@@ -3,43 +3,23 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator, Mapping
-from datetime import UTC, datetime
+from collections.abc import AsyncIterator
 
 import pytest
+from tests.fakes import FakeFetcher, Route
 
 from sitelore.errors import UsageError
-from sitelore.models import Headers, Snapshot
 from sitelore.pages import KeptBodies, check_headers
-from sitelore.ports import ExchangeObserver, Fetcher, HopCheck
-
-
-class _Recording:
-    """A fetcher answering every URL with one body of the type its path names."""
-
-    def __init__(self) -> None:
-        self.sent: list[tuple[str, dict[str, str]]] = []
-
-    async def fetch(
-        self,
-        url: str,
-        *,
-        max_bytes: int | None = None,
-        headers: Mapping[str, str] | None = None,
-        check_hop: HopCheck | None = None,
-        timeout: float | None = None,
-        truncate: bool = False,
-    ) -> Snapshot:
-        self.sent.append((url, dict(headers or {})))
-        kind = "text/xml" if url.endswith(".xml") else "text/html; charset=utf-8"
-        return Snapshot(
-            url=url, final_url=url, status=200, headers=Headers.of([("content-type", kind)]),
-            body=b"<p>x</p>", fetched_at=datetime(2026, 1, 1, tzinfo=UTC), elapsed_ms=1.0,
-        )  # fmt: skip
+from sitelore.ports import ExchangeObserver, Fetcher
 
 
 async def test_bodies_of_pages_are_kept_and_headers_added() -> None:
-    inner = _Recording()
+    inner = FakeFetcher(
+        {
+            "https://a.example/page": Route(b"<p>x</p>"),
+            "https://a.example/sitemap.xml": Route(b"<p>x</p>", content_type="text/xml"),
+        }
+    )
     seen: list[str] = []
     kept = KeptBodies({"accept-language": "de"}, on_fetch=seen.append)
 
@@ -50,7 +30,7 @@ async def test_bodies_of_pages_are_kept_and_headers_added() -> None:
     async with kept.fetch_path("seed", live) as fetcher:
         await fetcher.fetch("https://a.example/page", headers={"if-none-match": '"1"'})
         await fetcher.fetch("https://a.example/sitemap.xml")
-    assert inner.sent == [
+    assert [(call.url, call.headers) for call in inner.calls] == [
         ("https://a.example/page", {"accept-language": "de", "if-none-match": '"1"'}),
         ("https://a.example/sitemap.xml", {"accept-language": "de"}),
     ]

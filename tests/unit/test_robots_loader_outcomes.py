@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import itertools
 import logging
-from collections.abc import Mapping, Sequence
-from datetime import UTC, datetime
+from collections.abc import Sequence
 
 import pytest
+from tests.fakes import Call, FakeFetcher, Route
 
 from sitelore.errors import (
     BlockedURLError,
@@ -19,8 +20,6 @@ from sitelore.errors import (
     SiteloreError,
     TooManyRedirectsError,
 )
-from sitelore.models import Headers, Snapshot
-from sitelore.ports import HopCheck
 from sitelore.robots import RobotsState, is_allowed
 from sitelore.robots_loader import make_robots_loader
 
@@ -28,63 +27,18 @@ ORIGIN = "https://docs.example.com"
 ROBOTS_URL = ORIGIN + "/robots.txt"
 
 
-class ScriptedFetcher:
-    """Answers every fetch with one snapshot or exception, after the given hops."""
+def robots_site(*answers: Route, hops: Sequence[str] = ()) -> FakeFetcher:
+    """A site whose robots.txt redirects through ``hops``, then gives ``answers`` in turn."""
+    chain = [ROBOTS_URL, *hops]
+    routes: dict[str, Route | Sequence[Route]] = {
+        url: Route(redirect=target) for url, target in itertools.pairwise(chain)
+    }
+    routes[chain[-1]] = answers or (Route(),)
+    return FakeFetcher(routes)
 
-    def __init__(
-        self,
-        *,
-        status: int = 200,
-        body: bytes = b"",
-        error: SiteloreError | None = None,
-        hops: Sequence[str] = (),
-        errors_first: int | None = None,
-    ) -> None:
-        self.status = status
-        self.body = body
-        self.error = error
-        # With ``errors_first=n`` the error is raised for the first n calls only.
-        self.errors_first = errors_first
-        self.hops = hops
-        self.calls: list[dict[str, object]] = []
 
-    async def fetch(
-        self,
-        url: str,
-        *,
-        max_bytes: int | None = None,
-        headers: Mapping[str, str] | None = None,
-        check_hop: HopCheck | None = None,
-        timeout: float | None = None,
-        truncate: bool = False,
-    ) -> Snapshot:
-        self.calls.append(
-            {
-                "url": url,
-                "max_bytes": max_bytes,
-                "headers": headers,
-                "timeout": timeout,
-                "truncate": truncate,
-            }
-        )
-        for hop in self.hops:
-            assert check_hop is not None
-            await check_hop(hop)
-        if self.error is not None and (
-            self.errors_first is None or len(self.calls) <= self.errors_first
-        ):
-            raise self.error
-        body = self.body[:max_bytes] if truncate and max_bytes is not None else self.body
-        return Snapshot(
-            url=url,
-            final_url=self.hops[-1] if self.hops else url,
-            status=self.status,
-            headers=Headers.of([("Content-Type", "text/plain")]),
-            body=body,
-            fetched_at=datetime(2026, 1, 1, tzinfo=UTC),
-            elapsed_ms=1.0,
-            redirects=(url, *self.hops[:-1]) if self.hops else (),
-        )
+def plain(body: bytes = b"", status: int = 200) -> Route:
+    return Route(body, status=status, content_type="text/plain")
 
 
 async def test_request_shape() -> None:
@@ -93,26 +47,26 @@ async def test_request_shape() -> None:
     The body is asked truncated at one byte over the cap: that byte says whether the
     file was cut.
     """
-    fetcher = ScriptedFetcher(body=b"User-agent: *\nDisallow: /\n")
+    fetcher = robots_site(plain(b"User-agent: *\nDisallow: /\n"))
     await make_robots_loader(fetcher, max_bytes=4096, timeout=2.5)(ORIGIN)
     assert fetcher.calls == [
-        {
-            "url": ROBOTS_URL,
-            "max_bytes": 4097,
-            "headers": {"Accept": "text/plain"},
-            "timeout": 2.5,
-            "truncate": True,
-        }
+        Call(
+            url=ROBOTS_URL,
+            max_bytes=4097,
+            headers={"Accept": "text/plain"},
+            timeout=2.5,
+            truncate=True,
+        )
     ]
 
 
 async def test_defaults() -> None:
     """The defaults are a 512 KiB cap and a 10 s timeout."""
-    fetcher = ScriptedFetcher()
+    fetcher = robots_site()
     await make_robots_loader(fetcher)(ORIGIN + "/")
-    assert fetcher.calls[0]["url"] == ROBOTS_URL
-    assert fetcher.calls[0]["max_bytes"] == 512 * 1024 + 1
-    assert fetcher.calls[0]["timeout"] == 10.0
+    assert fetcher.calls[0].url == ROBOTS_URL
+    assert fetcher.calls[0].max_bytes == 512 * 1024 + 1
+    assert fetcher.calls[0].timeout == 10.0
 
 
 STATUSES = [
@@ -131,7 +85,7 @@ STATUSES = [
 @pytest.mark.parametrize(("status", "state", "allowed", "source"), STATUSES)
 async def test_status_table(status: int, state: RobotsState, allowed: bool, source: str) -> None:
     """Each status family maps to its row of the outcome table."""
-    fetcher = ScriptedFetcher(status=status, body=b"User-agent: *\nDisallow: /\n")
+    fetcher = robots_site(plain(b"User-agent: *\nDisallow: /\n", status))
     rules = await make_robots_loader(fetcher)(ORIGIN)
     assert rules.state is state
     assert rules.source == source
@@ -168,7 +122,7 @@ async def test_body_over_cap_parsed_up_to_its_last_complete_line(
     body: bytes, cap: int, path: str, allowed: bool
 ) -> None:
     """A 2xx body longer than the cap is parsed up to it, never ignored."""
-    rules = await make_robots_loader(ScriptedFetcher(body=body), max_bytes=cap)(ORIGIN)
+    rules = await make_robots_loader(robots_site(plain(body)), max_bytes=cap)(ORIGIN)
     assert rules.state is RobotsState.PARSED
     assert is_allowed(rules, ORIGIN + path) is allowed
 
@@ -180,7 +134,7 @@ async def test_body_over_cap_parsed_up_to_its_last_complete_line(
 )
 async def test_unreachable_after_one_retry(error: SiteloreError) -> None:
     """A network error or timeout is tried once more, then disallows all (unreachable)."""
-    fetcher = ScriptedFetcher(error=error)
+    fetcher = robots_site(Route(error=error))
     rules = await make_robots_loader(fetcher)(ORIGIN)
     assert len(fetcher.calls) == 2
     assert rules.unreachable
@@ -190,10 +144,8 @@ async def test_unreachable_after_one_retry(error: SiteloreError) -> None:
 
 async def test_retry_that_succeeds_is_parsed() -> None:
     """One failed attempt then a good answer: the rules are the answer's."""
-    fetcher = ScriptedFetcher(
-        error=NetworkError(ROBOTS_URL, "reset"),
-        errors_first=1,
-        body=b"User-agent: *\nDisallow: /a\n",
+    fetcher = robots_site(
+        Route(error=NetworkError(ROBOTS_URL, "reset")), plain(b"User-agent: *\nDisallow: /a\n")
     )
     rules = await make_robots_loader(fetcher)(ORIGIN)
     assert len(fetcher.calls) == 2
@@ -226,7 +178,7 @@ async def test_fetch_failures(
     error: SiteloreError, state: RobotsState, caplog: pytest.LogCaptureFixture
 ) -> None:
     """Fetch errors become rules, with a warning; none escapes."""
-    rules = await make_robots_loader(ScriptedFetcher(error=error))(ORIGIN)
+    rules = await make_robots_loader(robots_site(Route(error=error)))(ORIGIN)
     assert rules.state is state
     assert any(r.levelno == logging.WARNING for r in caplog.records)
 
@@ -242,7 +194,7 @@ async def test_fetch_failures(
 async def test_refusal_of_robots_url_itself_propagates(error: SiteloreError) -> None:
     """The guard refusing the robots.txt URL itself is raised, never allow-all."""
     with pytest.raises(type(error)):
-        await make_robots_loader(ScriptedFetcher(error=error))(ORIGIN)
+        await make_robots_loader(robots_site(Route(error=error)))(ORIGIN)
 
 
 @pytest.mark.parametrize(
@@ -268,7 +220,7 @@ async def test_refused_redirect_hop_allows_all(
     hops: tuple[str, ...], error: SiteloreError, caplog: pytest.LogCaptureFixture
 ) -> None:
     """A refused redirect hop is an unreadable robots.txt: allow all, with a warning."""
-    rules = await make_robots_loader(ScriptedFetcher(hops=hops, error=error))(ORIGIN)
+    rules = await make_robots_loader(robots_site(Route(error=error), hops=hops))(ORIGIN)
     assert rules.state is RobotsState.UNAVAILABLE
     assert rules.source == "unavailable (redirect refused)"
     assert any(r.levelno == logging.WARNING for r in caplog.records)
@@ -276,8 +228,8 @@ async def test_refused_redirect_hop_allows_all(
 
 async def test_redirected_body_parsed() -> None:
     """A body reached through redirects is parsed as the asked origin's robots.txt."""
-    fetcher = ScriptedFetcher(
-        hops=("https://cdn.example.net/robots.txt",), body=b"User-agent: *\nDisallow: /a\n"
+    fetcher = robots_site(
+        plain(b"User-agent: *\nDisallow: /a\n"), hops=("https://cdn.example.net/robots.txt",)
     )
     rules = await make_robots_loader(fetcher)(ORIGIN)
     assert not is_allowed(rules, ORIGIN + "/a")
@@ -285,11 +237,6 @@ async def test_redirected_body_parsed() -> None:
 
 async def test_other_exceptions_propagate() -> None:
     """Errors that are not fetch outcomes (bugs, cancellation) are not swallowed."""
-    fetcher = ScriptedFetcher()
-
-    async def broken(url: str, **kwargs: object) -> Snapshot:
-        raise RuntimeError("bug")
-
-    fetcher.fetch = broken  # type: ignore[method-assign]
+    fetcher = robots_site(Route(error=RuntimeError("bug")))
     with pytest.raises(RuntimeError):
         await make_robots_loader(fetcher)(ORIGIN)

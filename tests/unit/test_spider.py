@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
 import itertools
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
 from typing import ClassVar
 
 import pytest
-from tests.fakes import FakeClock
+from tests.fakes import FakeClock, FakeFetcher, Route, page
 
 from sitelore.crawl import Spider
 from sitelore.errors import (
@@ -18,111 +16,9 @@ from sitelore.errors import (
     InvalidURLError,
     RobotsRefusedError,
 )
-from sitelore.models import CrawlOptions, CrawlSummary, Headers, Snapshot
-from sitelore.ports import HopCheck
+from sitelore.models import CrawlOptions, CrawlSummary
 from sitelore.robots import RobotsRules, allow_all_policy, create_robots_policy, parse_robots_txt
 from sitelore.store import open_store
-
-HTML = "text/html; charset=utf-8"
-
-
-def page(title: str, *links: str, extra: str = "") -> str:
-    anchors = "".join(f'<li><a href="{href}">{href}</a></li>' for href in links)
-    return (
-        f"<html><head><title>{title}</title>{extra}</head><body>"
-        f"<nav><ul>{anchors}</ul></nav><main><h1>{title}</h1>"
-        f"<p>Some text about {title} that is long enough to be content.</p></main></body></html>"
-    )
-
-
-@dataclass
-class Route:
-    body: str | bytes = ""
-    status: int = 200
-    content_type: str = HTML
-    redirect: str | None = None
-    error: Exception | None = None
-    headers: Mapping[str, str] = field(default_factory=dict)
-
-
-class FakeFetcher:
-    """Serves routes keyed by absolute URL; follows ``redirect`` routes like the real one."""
-
-    def __init__(self, clock: FakeClock, routes: Mapping[str, Route]) -> None:
-        self.clock = clock
-        self.routes = dict(routes)
-        self.requests: list[tuple[float, str]] = []
-
-    async def fetch(
-        self,
-        url: str,
-        *,
-        max_bytes: int | None = None,
-        headers: Mapping[str, str] | None = None,
-        check_hop: HopCheck | None = None,
-        timeout: float | None = None,
-        truncate: bool = False,
-    ) -> Snapshot:
-        await asyncio.sleep(0)  # a real fetch suspends; let the consumer run
-        chain: list[str] = []
-        current = url
-        while True:
-            self.requests.append((self.clock.monotonic(), current))
-            route = self.routes.get(current, Route("not found", status=404))
-            if route.error is not None:
-                raise route.error
-            if route.redirect is None:
-                break
-            chain.append(current)
-            current = route.redirect
-            if check_hop is not None:
-                await check_hop(current)
-        body = route.body.encode() if isinstance(route.body, str) else route.body
-        return Snapshot(
-            url=url,
-            final_url=current,
-            status=route.status,
-            headers=Headers.of([("Content-Type", route.content_type), *route.headers.items()]),
-            body=body,
-            fetched_at=self.clock.now(),
-            elapsed_ms=1.0,
-            redirects=tuple(chain),
-        )
-
-
-class LatencyFetcher(FakeFetcher):
-    """Records each request when it starts, then takes ``turns[url]`` turns of the loop."""
-
-    def __init__(
-        self, clock: FakeClock, routes: Mapping[str, Route], turns: Mapping[str, int]
-    ) -> None:
-        super().__init__(clock, routes)
-        self.turns = dict(turns)
-        self.started: list[str] = []
-        self.in_flight = 0
-        self.most_in_flight = 0
-
-    async def fetch(
-        self,
-        url: str,
-        *,
-        max_bytes: int | None = None,
-        headers: Mapping[str, str] | None = None,
-        check_hop: HopCheck | None = None,
-        timeout: float | None = None,
-        truncate: bool = False,
-    ) -> Snapshot:
-        self.started.append(url)
-        self.in_flight += 1
-        self.most_in_flight = max(self.most_in_flight, self.in_flight)
-        try:
-            for _ in range(self.turns.get(url, 1 + len(self.started) % 3)):
-                await asyncio.sleep(0)
-            return await super().fetch(
-                url, max_bytes=max_bytes, headers=headers, check_hop=check_hop, timeout=timeout
-            )
-        finally:
-            self.in_flight -= 1
 
 
 def wide_tree(fanout: tuple[int, ...]) -> tuple[dict[str, Route], dict[str, int]]:
@@ -166,11 +62,11 @@ async def run_crawl(
     *,
     robots: Mapping[str, str | RobotsRules] | None = None,
     url_check: Callable[[str], object] | None = None,
-    fetcher_factory: Callable[[FakeClock, Mapping[str, Route]], FakeFetcher] = FakeFetcher,
+    turns: Mapping[str, int] | None = None,
     **options: object,
 ) -> tuple[CrawlSummary, FakeFetcher, FakeClock]:
     clock = FakeClock()
-    fetcher = fetcher_factory(clock, routes)
+    fetcher = FakeFetcher(routes, clock=clock, turns=turns)
     store = open_store(":memory:")
     opts = CrawlOptions.model_validate({"delay": 0.0, **options})
     policy = allow_all_policy()
@@ -230,19 +126,11 @@ class TestOrderAndLimits:
         """
         routes, depth_of = wide_tree(fanout=(4, 3, 2))
         slow = "https://p1.docs.test/"
-        fetcher: LatencyFetcher | None = None
-
-        def make(clock: FakeClock, table: Mapping[str, Route]) -> FakeFetcher:
-            nonlocal fetcher
-            fetcher = LatencyFetcher(clock, table, turns={slow: 200})
-            return fetcher
-
-        summary, _, _ = await run_crawl(
-            routes, max_depth=5, max_pages=100, concurrency=4, fetcher_factory=make
+        summary, fetcher, _ = await run_crawl(
+            routes, max_depth=5, max_pages=100, concurrency=4, turns={slow: 200}
         )
-        assert fetcher is not None
-        started = [depth_of[url] for url in fetcher.started]
-        assert sorted(fetcher.started) == sorted(depth_of)  # every page once
+        started = [depth_of[url] for url in fetcher.urls]
+        assert sorted(fetcher.urls) == sorted(depth_of)  # every page once
         assert started == sorted(started), started
         assert fetcher.most_in_flight == 4  # the workers really ran side by side
         finished = [page.url for page in summary.pages]
@@ -525,7 +413,7 @@ class TestStreaming:
     async def test_outcomes_stream_before_the_crawl_ends(self) -> None:
         """The first outcome arrives while later pages are still to be fetched."""
         clock = FakeClock()
-        fetcher = FakeFetcher(clock, TREE)
+        fetcher = FakeFetcher(TREE, clock=clock)
         store = open_store(":memory:")
         spider = Spider(fetcher=fetcher, store=store, robots=allow_all_policy(), clock=clock)
         run = spider.crawl("https://docs.test/", CrawlOptions(delay=0, max_depth=5))
@@ -542,7 +430,7 @@ class TestStreaming:
     async def test_leaving_early_keeps_what_was_stored(self) -> None:
         """Breaking out of the loop stops the crawl; stored pages stay."""
         clock = FakeClock()
-        fetcher = FakeFetcher(clock, TREE)
+        fetcher = FakeFetcher(TREE, clock=clock)
         store = open_store(":memory:")
         spider = Spider(fetcher=fetcher, store=store, robots=allow_all_policy(), clock=clock)
         run = spider.crawl("https://docs.test/", CrawlOptions(delay=0, max_depth=5))
@@ -558,7 +446,7 @@ async def test_counts_only_summary_keeps_no_pages_but_counts_them() -> None:
     clock = FakeClock()
     store = open_store(":memory:")
     spider = Spider(
-        fetcher=FakeFetcher(clock, TREE), store=store, robots=allow_all_policy(), clock=clock
+        fetcher=FakeFetcher(TREE, clock=clock), store=store, robots=allow_all_policy(), clock=clock
     )
     run = spider.crawl("https://docs.test/", CrawlOptions(delay=0, max_depth=5))
     run.summary.keep_pages = False

@@ -10,8 +10,8 @@ from __future__ import annotations
 import sqlite3
 
 import pytest
-from tests.fakes import FakeClock
-from tests.unit.test_spider import TREE, FakeFetcher
+from tests.fakes import FakeClock, FakeFetcher
+from tests.unit.test_spider import TREE
 
 from sitelore.convert import DocumentConverter
 from sitelore.crawl import Spider
@@ -97,7 +97,7 @@ async def crawl(
 ) -> CrawlSummary:
     clock = FakeClock()
     spider = Spider(
-        fetcher=FakeFetcher(clock, TREE),
+        fetcher=FakeFetcher(TREE, clock=clock),
         store=store if store is not None else open_store(":memory:"),  # type: ignore[arg-type]
         robots=allow_all_policy(),
         clock=clock,

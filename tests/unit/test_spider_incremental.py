@@ -3,17 +3,14 @@ X-Robots-Tag, and sitemap seeding."""
 
 from __future__ import annotations
 
-import asyncio
-import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from tests.fakes import FakeClock
+from tests.fakes import FakeClock, FakeFetcher, Route, page
 
 from sitelore.crawl import Spider
 from sitelore.errors import NetworkError
-from sitelore.models import ChangeKind, CrawlOptions, CrawlSummary, Headers, Snapshot
-from sitelore.ports import HopCheck
+from sitelore.models import ChangeKind, CrawlOptions, CrawlSummary
 from sitelore.robots import (
     RobotsRules,
     allow_all_policy,
@@ -26,67 +23,9 @@ from sitelore.store import MEMORY, SQLiteStore
 SEED = "https://docs.test/"
 
 
-def page(title: str, *links: str) -> str:
-    anchors = "".join(f'<a href="{href}">{href}</a> ' for href in links)
-    return (
-        f"<html><head><title>{title}</title></head><body><nav>{anchors}</nav>"
-        f"<main><h1>{title}</h1><p>Text about {title}, long enough to be content.</p>"
-        "</main></body></html>"
-    )
-
-
-@dataclass
-class Route:
-    body: str = ""
-    status: int = 200
-    headers: Mapping[str, str] = field(default_factory=dict)
-    error: Exception | None = None
-
-    @property
-    def etag(self) -> str:
-        return '"' + hashlib.sha256(self.body.encode()).hexdigest()[:12] + '"'
-
-
-class ConditionalFetcher:
-    """Serves routes with an ETag and answers 304 to a matching If-None-Match."""
-
-    def __init__(self, clock: FakeClock, routes: dict[str, Route]) -> None:
-        self.clock = clock
-        self.routes = routes
-        self.sent: list[tuple[str, dict[str, str]]] = []
-
-    async def fetch(
-        self,
-        url: str,
-        *,
-        max_bytes: int | None = None,
-        headers: Mapping[str, str] | None = None,
-        check_hop: HopCheck | None = None,
-        timeout: float | None = None,
-        truncate: bool = False,
-    ) -> Snapshot:
-        await asyncio.sleep(0)
-        sent = dict(headers or {})
-        self.sent.append((url, sent))
-        route = self.routes.get(url, Route("<p>gone</p>", status=404))
-        if route.error is not None:
-            raise route.error
-        status, body = route.status, route.body.encode()
-        if status == 200 and sent.get("If-None-Match") == route.etag:
-            status, body = 304, b""
-        pairs = [("Content-Type", "text/html"), ("ETag", route.etag), *route.headers.items()]
-        return Snapshot(
-            url=url,
-            final_url=url,
-            status=status,
-            headers=Headers.of(pairs),
-            body=body,
-            fetched_at=self.clock.now(),
-            elapsed_ms=1.0,
-        )
-
-    def conditional(self) -> list[str]:
-        return [url for url, sent in self.sent if "If-None-Match" in sent]
+def conditional(fetcher: FakeFetcher) -> list[str]:
+    """The URLs fetched with an ``If-None-Match`` validator."""
+    return [call.url for call in fetcher.calls if "If-None-Match" in call.headers]
 
 
 def site() -> dict[str, Route]:
@@ -103,7 +42,7 @@ class World:
         self.clock = FakeClock()
         self.routes = site()
         self.store = SQLiteStore(MEMORY, now=self.clock.now)
-        self.fetcher = ConditionalFetcher(self.clock, self.routes)
+        self.fetcher = FakeFetcher(self.routes, clock=self.clock, conditional=True)
 
     async def crawl(
         self,
@@ -113,7 +52,7 @@ class World:
         robots: str | None = None,
         **options: object,
     ) -> CrawlSummary:
-        self.fetcher.sent.clear()
+        self.fetcher.calls.clear()
         self.clock.advance(60)
         policy = allow_all_policy()
         if robots is not None:
@@ -144,12 +83,12 @@ class TestRevalidation:
         world = World()
         first = await world.crawl()
         assert set(kinds(first).values()) == {ChangeKind.NEW}
-        assert world.fetcher.conditional() == []
+        assert conditional(world.fetcher) == []
         before = {d.url: d for d in await world.store.list()}
 
         second = await world.crawl()
         assert kinds(second) == dict.fromkeys(["", "a", "b", "a1"], ChangeKind.UNCHANGED)
-        assert sorted(world.fetcher.conditional()) == sorted(before)
+        assert sorted(conditional(world.fetcher)) == sorted(before)
         assert {p.status for p in second.pages} == {304}
         assert [p.document_id for p in second.pages] == [p.document_id for p in first.pages]
         after = {d.url: d for d in await world.store.list()}
@@ -185,7 +124,7 @@ class TestRevalidation:
     async def test_a_new_etag_on_the_same_content_is_unchanged(self) -> None:
         world = World()
         await world.crawl()
-        world.routes[SEED + "b"] = Route(world.routes[SEED + "b"].body + "\n")
+        world.routes[SEED + "b"] = Route(world.routes[SEED + "b"].data + b"\n")
         summary = await world.crawl()
         assert kinds(summary)["b"] is ChangeKind.UNCHANGED
         assert next(p.status for p in summary.pages if p.url == SEED + "b") == 200
@@ -212,7 +151,7 @@ class TestRevalidation:
 
         again = await world.crawl()
         assert kinds(again)["b"] is ChangeKind.UNCHANGED
-        assert SEED + "b" not in world.fetcher.conditional()
+        assert SEED + "b" not in conditional(world.fetcher)
 
         world.routes[SEED + "b"] = Route(page("B"))
         back = await world.crawl()
@@ -253,7 +192,7 @@ class TestRevalidation:
         await world.crawl(incremental=False)
         del world.routes[SEED + "b"]
         summary = await world.crawl(incremental=False)
-        assert world.fetcher.conditional() == []
+        assert conditional(world.fetcher) == []
         assert kinds(summary)["b"] is ChangeKind.FAILED
         kept = await world.store.get(SEED + "b")
         assert kept is not None

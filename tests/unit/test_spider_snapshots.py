@@ -2,64 +2,27 @@
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 from collections.abc import Mapping
 from pathlib import Path
 
-from tests.fakes import FakeClock
+from tests.fakes import FakeClock, FakeFetcher, Route, page
 
 from sitelore.crawl import Spider
 from sitelore.errors import ArchiveError
-from sitelore.models import CaptureRef, CrawlOptions, Headers, Snapshot
-from sitelore.ports import HopCheck
+from sitelore.models import CaptureRef, CrawlOptions
 from sitelore.robots import allow_all_policy
 from sitelore.store import SQLiteStore
 
 SEED = "https://docs.example.com/"
 
 
-def page(title: str, *links: str) -> bytes:
-    anchors = "".join(f'<a href="{href}">{href}</a>' for href in links)
-    return (
-        f"<html><head><title>{title}</title></head><body><nav>{anchors}</nav>"
-        f"<main><h1>{title}</h1><p>Text about {title}, long enough to be content.</p>"
-        "</main></body></html>"
-    ).encode()
-
-
-class ArchiveFetcher:
+def archive(clock: FakeClock, bodies: Mapping[str, str], *, captured: bool) -> FakeFetcher:
     """Serves fixed bodies; tags each snapshot with a capture ref unless told not to."""
-
-    def __init__(self, clock: FakeClock, bodies: Mapping[str, bytes], *, captured: bool) -> None:
-        self.clock = clock
-        self.bodies = dict(bodies)
-        self.captured = captured
-        self.calls: list[str] = []
-
-    async def fetch(
-        self,
-        url: str,
-        *,
-        max_bytes: int | None = None,
-        headers: Mapping[str, str] | None = None,
-        check_hop: HopCheck | None = None,
-        timeout: float | None = None,
-        truncate: bool = False,
-    ) -> Snapshot:
-        await asyncio.sleep(0)
-        self.calls.append(url)
-        body = self.bodies.get(url, b"")
-        return Snapshot(
-            url=url,
-            final_url=url,
-            status=200 if url in self.bodies else 404,
-            headers=Headers.of([("Content-Type", "text/html; charset=utf-8")]),
-            body=body,
-            fetched_at=self.clock.now(),
-            elapsed_ms=1.0,
-            capture=ref_for(url) if self.captured else None,
-        )
+    routes = {
+        url: Route(body, capture=ref_for(url) if captured else None) for url, body in bodies.items()
+    }
+    return FakeFetcher(routes, clock=clock)
 
 
 def ref_for(url: str) -> CaptureRef:
@@ -77,7 +40,7 @@ SITE = {SEED: page("Home", "/a", "/b"), SEED + "a": page("A"), SEED + "b": page(
 
 
 def spider(
-    store: SQLiteStore, fetcher: ArchiveFetcher, clock: FakeClock, *, paced: bool = True
+    store: SQLiteStore, fetcher: FakeFetcher, clock: FakeClock, *, paced: bool = True
 ) -> Spider:
     return Spider(fetcher=fetcher, store=store, robots=allow_all_policy(), clock=clock, paced=paced)
 
@@ -88,7 +51,7 @@ class TestCaptureLinks:
         clock = FakeClock()
         store = SQLiteStore(tmp_path / "s.db")
         try:
-            fetcher = ArchiveFetcher(clock, SITE, captured=True)
+            fetcher = archive(clock, SITE, captured=True)
             summary = await spider(store, fetcher, clock).crawl(SEED, CrawlOptions()).finish()
             assert summary.pages_indexed == 3
             for url in SITE:
@@ -104,12 +67,12 @@ class TestCaptureLinks:
         store = SQLiteStore(tmp_path / "s.db")
         try:
             await (
-                spider(store, ArchiveFetcher(clock, SITE, captured=True), clock)
+                spider(store, archive(clock, SITE, captured=True), clock)
                 .crawl(SEED, CrawlOptions())
                 .finish()
             )
             changed = dict(SITE) | {SEED + "a": page("A, rewritten")}
-            live = ArchiveFetcher(clock, changed, captured=False)
+            live = archive(clock, changed, captured=False)
             await spider(store, live, clock).crawl(SEED, CrawlOptions()).finish()
             assert await store.capture_of(SEED + "a") is None
             assert await store.capture_of(SEED + "b") == ref_for(SEED + "b")
@@ -124,12 +87,12 @@ class TestReplayPacing:
         clock = FakeClock()
         store = SQLiteStore(tmp_path / "s.db")
         try:
-            fetcher = ArchiveFetcher(clock, SITE, captured=True)
+            fetcher = archive(clock, SITE, captured=True)
             options = CrawlOptions(delay=5.0, concurrency=1)
             await spider(store, fetcher, clock, paced=False).crawl(SEED, options).finish()
             assert clock.sleeps == []
             paced_clock = FakeClock()
-            paced = ArchiveFetcher(paced_clock, SITE, captured=True)
+            paced = archive(paced_clock, SITE, captured=True)
             await spider(store, paced, paced_clock).crawl(SEED, options).finish()
             assert paced_clock.sleeps
         finally:
@@ -142,7 +105,7 @@ class TestRefusedCrawl:
         clock = FakeClock()
         store = SQLiteStore(tmp_path / "s.db")
         try:
-            fetcher = ArchiveFetcher(clock, SITE, captured=False)
+            fetcher = archive(clock, SITE, captured=False)
             run = spider(store, fetcher, clock).crawl(SEED, CrawlOptions())
             run.refuse(ArchiveError("/nowhere: no such snapshot archive"))
             outcomes = [outcome async for outcome in run]

@@ -6,17 +6,15 @@ On fakes: no Redis, no network.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping
-from datetime import UTC, datetime
 
 import pytest
-from tests.fakes import FakeClock
+from tests.fakes import FakeClock, FakeFetcher, Route
 
 from sitelore.convert import DocumentConverter
 from sitelore.crawl.page import PagePipeline
 from sitelore.errors import BlockedURLError, NetworkError
 from sitelore.frontier_redis import Completion, FrontierItem, Lease, Outcome
-from sitelore.models import CrawlOptions, Headers, Limits, Snapshot
-from sitelore.ports import HopCheck
+from sitelore.models import CrawlOptions, Limits
 from sitelore.revisit import Revisit
 from sitelore.robots import RobotsRules, is_allowed, parse_robots_txt
 from sitelore.store import MEMORY, SQLiteStore
@@ -47,41 +45,6 @@ class Shelf:
         self.throttles.setdefault(host, reason)
 
 
-class Site:
-    """A scripted fetcher: path -> (status, headers, body) or an exception; redirects by 3xx."""
-
-    def __init__(self, pages: Mapping[str, tuple[int, dict[str, str], str] | Exception]) -> None:
-        self.pages = pages
-        self.requested: list[str] = []
-
-    async def fetch(
-        self,
-        url: str,
-        *,
-        max_bytes: int | None = None,
-        headers: Mapping[str, str] | None = None,
-        check_hop: HopCheck | None = None,
-        timeout: float | None = None,
-        truncate: bool = False,
-    ) -> Snapshot:
-        self.requested.append(url)
-        page = self.pages[url]
-        if isinstance(page, Exception):
-            raise page
-        status, extra, body = page
-        if status in (301, 302) and check_hop is not None:
-            await check_hop(extra["location"])
-        return Snapshot(
-            url=url,
-            final_url=url,
-            status=status,
-            headers=Headers.of({"content-type": "text/html", **extra}.items()),
-            body=body.encode(),
-            fetched_at=datetime(2026, 1, 1, tzinfo=UTC),
-            elapsed_ms=1.0,
-        )
-
-
 def html(*links: str) -> str:
     anchors = "".join(f'<a href="{href}">x</a>' for href in links)
     return (
@@ -90,8 +53,8 @@ def html(*links: str) -> str:
 
 
 class World:
-    def __init__(self, pages: Mapping[str, tuple[int, dict[str, str], str] | Exception]) -> None:
-        self.site = Site(pages)
+    def __init__(self, pages: Mapping[str, Route]) -> None:
+        self.site = FakeFetcher(pages)
         self.shelf = Shelf()
         self.loads: list[str] = []
         self.robots_text = "User-agent: *\nDisallow: /private/\nCrawl-delay: 2\n"
@@ -162,7 +125,7 @@ async def robots_known(world: World, origin: str = "https://docs.test") -> None:
 async def test_robots_txt_is_fetched_under_the_lease_and_the_url_goes_back(
     store: SQLiteStore,
 ) -> None:
-    world = World({SEED + "a": (200, {}, html())})
+    world = World({SEED + "a": Route(html())})
     page = processor(world, store)
 
     first = await page.process(lease(SEED + "a"), 30)
@@ -172,7 +135,7 @@ async def test_robots_txt_is_fetched_under_the_lease_and_the_url_goes_back(
     assert world.loads == ["https://docs.test"]  # once: the rules are shared after that
     assert "https://docs.test" in world.shelf.saved
     assert second.outcome == "done"
-    assert world.site.requested == [SEED + "a"]
+    assert world.site.urls == [SEED + "a"]
 
 
 async def test_a_disallowed_url_is_skipped_without_a_request(store: SQLiteStore) -> None:
@@ -182,7 +145,7 @@ async def test_a_disallowed_url_is_skipped_without_a_request(store: SQLiteStore)
     done = await processor(world, store).process(lease(SEED + "private/x"), 30)
 
     assert done == Completion(outcome=Outcome.SKIP, delay_ms=2000, stats={"skipped_robots": 1})
-    assert world.site.requested == []
+    assert world.site.urls == []
 
 
 async def test_a_url_the_guard_refuses_is_skipped(store: SQLiteStore) -> None:
@@ -198,7 +161,7 @@ async def test_a_page_is_stored_and_its_links_queued_one_level_deeper(
     store: SQLiteStore,
 ) -> None:
     links = [SEED + "b", SEED + "b#frag", "https://elsewhere.test/", SEED + "c"]
-    world = World({SEED + "a": (200, {}, html(*links)), SEED + "d": (200, {}, html(SEED + "b"))})
+    world = World({SEED + "a": Route(html(*links)), SEED + "d": Route(html(SEED + "b"))})
     await robots_known(world)
     page = processor(world, store)
 
@@ -219,8 +182,8 @@ async def test_a_page_is_stored_and_its_links_queued_one_level_deeper(
 async def test_links_past_the_depth_limit_are_counted_once(store: SQLiteStore) -> None:
     world = World(
         {
-            SEED + "a": (200, {}, html(SEED + "x", SEED + "x")),
-            SEED + "b": (200, {}, html(SEED + "x")),
+            SEED + "a": Route(html(SEED + "x", SEED + "x")),
+            SEED + "b": Route(html(SEED + "x")),
         }
     )
     await robots_known(world)
@@ -234,7 +197,7 @@ async def test_links_past_the_depth_limit_are_counted_once(store: SQLiteStore) -
 
 
 async def test_a_redirect_queues_its_target_instead_of_following_it(store: SQLiteStore) -> None:
-    world = World({SEED + "old": (301, {"location": SEED + "new"}, "")})
+    world = World({SEED + "old": Route(redirect=SEED + "new")})
     await robots_known(world)
 
     done = await processor(world, store).process(lease(SEED + "old", depth=1), 30)
@@ -246,7 +209,7 @@ async def test_a_redirect_queues_its_target_instead_of_following_it(store: SQLit
 
 
 async def test_too_many_redirects_is_a_page_error(store: SQLiteStore) -> None:
-    world = World({SEED + "loop": (301, {"location": SEED + "next"}, "")})
+    world = World({SEED + "loop": Route(redirect=SEED + "next")})
     await robots_known(world)
 
     done = await processor(world, store).process(lease(SEED + "loop", hops=2), 30)
@@ -258,7 +221,7 @@ async def test_too_many_redirects_is_a_page_error(store: SQLiteStore) -> None:
 async def test_a_redirect_target_out_of_scope_is_stored_but_not_followed(
     store: SQLiteStore,
 ) -> None:
-    world = World({"https://other.test/x": (200, {}, html("https://other.test/y"))})
+    world = World({"https://other.test/x": Route(html("https://other.test/y"))})
     await robots_known(world, "https://other.test")
 
     done = await processor(world, store).process(lease("https://other.test/x", hops=1), 30)
@@ -268,7 +231,7 @@ async def test_a_redirect_target_out_of_scope_is_stored_but_not_followed(
 
 
 async def test_a_429_is_retried_after_its_retry_after(store: SQLiteStore) -> None:
-    world = World({SEED + "a": (429, {"retry-after": "7"}, "")})
+    world = World({SEED + "a": Route(status=429, headers={"retry-after": "7"})})
     await robots_known(world)
     page = processor(world, store)
 
@@ -293,7 +256,10 @@ async def test_a_retry_after_the_crawl_cannot_wait_throttles_the_origin(
 ) -> None:
     """Not retried: the page fails, the origin is throttled for every worker."""
     world = World(
-        {SEED + "a": (status, {"retry-after": retry_after}, ""), SEED + "b": (200, {}, html())}
+        {
+            SEED + "a": Route(status=status, headers={"retry-after": retry_after}),
+            SEED + "b": Route(html()),
+        }
     )
     await robots_known(world)
     page = processor(world, store)
@@ -305,11 +271,11 @@ async def test_a_retry_after_the_crawl_cannot_wait_throttles_the_origin(
     assert "http-status" in failed.error
     assert "longer than the crawl may wait" in world.shelf.throttles["https://docs.test"]
     assert skipped == Completion(outcome=Outcome.SKIP, stats={"skipped_throttled": 1})
-    assert world.site.requested == [SEED + "a"]
+    assert world.site.urls == [SEED + "a"]
 
 
 async def test_a_crawl_delay_over_the_cap_allows_one_request(store: SQLiteStore) -> None:
-    world = World({SEED + "a": (200, {}, html()), SEED + "b": (200, {}, html())})
+    world = World({SEED + "a": Route(html()), SEED + "b": Route(html())})
     world.robots_text = "User-agent: *\nCrawl-delay: 86400\n"
     await robots_known(world)
     page = processor(world, store)
@@ -319,11 +285,11 @@ async def test_a_crawl_delay_over_the_cap_allows_one_request(store: SQLiteStore)
 
     assert first.outcome == "done"
     assert second.stats == {"skipped_throttled": 1}
-    assert world.site.requested == [SEED + "a"]
+    assert world.site.urls == [SEED + "a"]
 
 
 async def test_network_errors_are_retried_then_reported(store: SQLiteStore) -> None:
-    world = World({SEED + "a": NetworkError(SEED + "a", "connection reset")})
+    world = World({SEED + "a": Route(error=NetworkError(SEED + "a", "connection reset"))})
     await robots_known(world)
     page = processor(world, store)
 
