@@ -37,7 +37,8 @@ from selectolax.lexbor import LexborHTMLParser
 from sitelore.convert import to_document
 from sitelore.frontier import Frontier
 from sitelore.links import resolve_links
-from sitelore.models import CrawlOptions, Document, FetchMeta
+from sitelore.models import Document, FetchMeta
+from sitelore.options import CrawlOptions
 from sitelore.store import SQLiteStore
 from sitelore.urls import Scope
 

@@ -17,7 +17,8 @@ from benchlib import CrawlClock, emit_result
 
 from sitelore.bootstrap import Runtime
 from sitelore.config import ConvertSettings, Settings
-from sitelore.models import CrawlOptions, CrawlSummary, Limits
+from sitelore.models import CrawlSummary
+from sitelore.options import CrawlOptions, Limits
 
 __all__ = ["crawl", "main"]
 

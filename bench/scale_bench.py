@@ -51,7 +51,7 @@ from sitelore.frontier_redis import (
     RedisFrontier,
     bucket_count,
 )
-from sitelore.models import CrawlOptions, Limits
+from sitelore.options import CrawlOptions, Limits
 from sitelore.store import PostgresStore
 
 __all__ = ["main"]

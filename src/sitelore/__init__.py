@@ -22,11 +22,11 @@ _EXPORTS: dict[str, str] = {
     "ChangeKind": "sitelore.models",
     "ChangeReport": "sitelore.changes",
     "ConfigError": "sitelore.errors",
-    "CrawlOptions": "sitelore.models",
+    "CrawlOptions": "sitelore.options",
     "CrawlSummary": "sitelore.models",
     "Document": "sitelore.models",
     "DocumentConverter": "sitelore.convert",
-    "Limits": "sitelore.models",
+    "Limits": "sitelore.options",
     "PageError": "sitelore.models",
     "PageOutcome": "sitelore.models",
     "Runtime": "sitelore.bootstrap",
@@ -73,14 +73,13 @@ if TYPE_CHECKING:
     from sitelore.errors import ConfigError, SiteloreError, UsageError
     from sitelore.models import (
         ChangeKind,
-        CrawlOptions,
         CrawlSummary,
         Document,
-        Limits,
         PageError,
         PageOutcome,
         SkipReason,
     )
+    from sitelore.options import CrawlOptions, Limits
     from sitelore.robots import is_allowed, parse_robots_txt
     from sitelore.store import open_store
     from sitelore.urls import normalize_url

@@ -57,7 +57,8 @@ from sitelore.firecrawl.routes import firecrawl_router
 from sitelore.host_guard import HostGuard, HostPolicy
 from sitelore.jobs import CrawlSlots, Job, JobManager
 from sitelore.linkstyle import LinkStyle
-from sitelore.models import CrawlOptions, CrawlSummary, Limits
+from sitelore.models import CrawlSummary
+from sitelore.options import CrawlOptions, Limits
 from sitelore.ports import JobRecords
 from sitelore.semantic import SemanticSearch
 from sitelore.web import mount_ui

@@ -24,14 +24,8 @@ from sitelore.convert_pool import ProcessConverter
 from sitelore.errors import ArchiveError, ConfigError, UsageError
 from sitelore.guard import AddressPolicy, check_url, parse_resolve_entry, resolve_problem
 from sitelore.linkstyle import LinkStyle
-from sitelore.models import (
-    CaptureRef,
-    CrawlOptions,
-    CrawlSummary,
-    Snapshot,
-    SnapshotMode,
-    clamped_options,
-)
+from sitelore.models import CaptureRef, CrawlSummary, Snapshot, SnapshotMode
+from sitelore.options import CrawlOptions, clamped_options
 from sitelore.ports import (
     CaptureLinks,
     Clock,

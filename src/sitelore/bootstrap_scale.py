@@ -25,7 +25,8 @@ from sitelore.bootstrap import Runtime
 from sitelore.config import Settings
 from sitelore.errors import ConfigError, NotFoundError, UsageError
 from sitelore.frontier_redis import CrawlStatus, RedisFrontier
-from sitelore.models import CrawlOptions, SnapshotMode
+from sitelore.models import SnapshotMode
+from sitelore.options import CrawlOptions
 from sitelore.ports import Clock, Fetcher, Resolver
 from sitelore.store import PostgresStore
 from sitelore.worker import (

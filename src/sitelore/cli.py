@@ -71,7 +71,7 @@ from sitelore.semantic import embedding_alongside
 if TYPE_CHECKING:
     from sitelore.config import Settings
     from sitelore.crawl import CrawlRun
-    from sitelore.models import CrawlOptions
+    from sitelore.options import CrawlOptions
 
 __all__ = ["app", "main"]
 
@@ -423,7 +423,7 @@ def demo(
     from sitelore.bootstrap import Runtime
     from sitelore.config import Settings
     from sitelore.demo_site import bundled_site_path, serve_site  # aiohttp: the demo only
-    from sitelore.models import CrawlOptions
+    from sitelore.options import CrawlOptions
 
     root = site or bundled_site_path()
     if not root.is_dir():

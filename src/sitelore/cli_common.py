@@ -31,7 +31,7 @@ from sitelore.models import SearchHit
 
 if TYPE_CHECKING:
     from sitelore.config import Settings
-    from sitelore.models import CrawlOptions
+    from sitelore.options import CrawlOptions
     from sitelore.ports import Store
 
 __all__ = [

@@ -33,7 +33,7 @@ from sitelore.errors import ConfigError, UsageError
 if TYPE_CHECKING:
     from sitelore.config import Settings
     from sitelore.frontier_redis import CrawlStatus
-    from sitelore.models import CrawlOptions
+    from sitelore.options import CrawlOptions
 
 __all__ = ["FrontierOpt", "enqueue_command", "register", "status_json"]
 

@@ -303,7 +303,7 @@ def _settings(
         return settings
     from pydantic import ValidationError
 
-    from sitelore.models import Limits
+    from sitelore.options import Limits
 
     try:
         limits = Limits.model_validate({**settings.limits.model_dump(), **changes})

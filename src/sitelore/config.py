@@ -23,7 +23,7 @@ from sitelore import __version__
 from sitelore.config_read import DEFAULT_SEMANTIC_MODEL, DEFAULT_STORE, ENV_KEYS
 from sitelore.errors import ConfigError, UsageError
 from sitelore.linkstyle import LinkStyle
-from sitelore.models import CrawlOptions, Limits
+from sitelore.options import CrawlOptions, Limits
 
 __all__ = [
     "DEFAULT_REFRESH",

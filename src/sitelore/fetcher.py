@@ -68,7 +68,8 @@ from sitelore.errors import (
     UsageError,
 )
 from sitelore.guard import AddressPolicy, Target, check_url, redact_url
-from sitelore.models import Exchange, Headers, Limits, Snapshot
+from sitelore.models import Exchange, Headers, Snapshot
+from sitelore.options import Limits
 from sitelore.politeness import parse_retry_after
 from sitelore.ports import Clock, ExchangeObserver, HopCheck, Resolver
 

@@ -63,7 +63,7 @@ from sitelore.models import SKIPPED_URLS_PER_REASON, SkipReason
 from sitelore.urls import normalize_url
 
 if TYPE_CHECKING:
-    from sitelore.models import CrawlOptions
+    from sitelore.options import CrawlOptions
     from sitelore.urls import Scope
 
 __all__ = ["CrawlItem", "Frontier"]
@@ -96,7 +96,7 @@ class CrawlItem(NamedTuple):
 class Frontier:
     """BFS queue, known-URL table, depth limit and page budget of one crawl.
 
-    >>> from sitelore.models import CrawlOptions
+    >>> from sitelore.options import CrawlOptions
     >>> from sitelore.urls import Scope
     >>> options = CrawlOptions(max_pages=10, max_depth=1)
     >>> frontier = Frontier("https://docs.example.com/", options,

@@ -32,7 +32,8 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from sitelore.errors import BusyError, NotFoundError, SiteloreError
-from sitelore.models import CrawlOptions, CrawlSummary, Limits, PageOutcome
+from sitelore.models import CrawlSummary, PageOutcome
+from sitelore.options import CrawlOptions, Limits
 
 if TYPE_CHECKING:
     from sitelore.crawl import CrawlRun

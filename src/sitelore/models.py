@@ -1,10 +1,9 @@
-"""Frozen records that cross module boundaries: snapshots, documents, outcomes, options.
+"""Frozen records that cross module boundaries: snapshots, documents, outcomes, summaries.
 
 Records on the hot path (one per page) are slotted dataclasses. The options a user or
-a remote caller supplies (``CrawlOptions``, ``Limits``, ``ClampNote``) are defined in
-:mod:`sitelore.options` and exported here too; that module (and pydantic with it) is
-imported on first use of one of those names, so a command that only reads the store
-starts without building pydantic models. Nothing here does I/O.
+a remote caller supplies (``CrawlOptions``, ``Limits``, ``ClampNote``) live in
+:mod:`sitelore.options`, so a command that only reads the store starts without
+building pydantic models. Nothing here does I/O.
 """
 
 from __future__ import annotations
@@ -19,30 +18,20 @@ from urllib.parse import quote
 from sitelore.errors import ErrorKind, SiteloreError
 
 if TYPE_CHECKING:
-    from sitelore.options import (
-        CAPPED_OPTIONS,
-        ClampNote,
-        CrawlOptions,
-        Limits,
-        clamped_options,
-    )
+    from sitelore.options import ClampNote, CrawlOptions
 
 __all__ = [
-    "CAPPED_OPTIONS",
     "DEFAULT_DELAY",
     "PINNED_SKIP_REASONS",
     "SKIPPED_URLS_PER_REASON",
     "CaptureRef",
     "ChangeKind",
-    "ClampNote",
-    "CrawlOptions",
     "CrawlSummary",
     "Document",
     "Exchange",
     "FetchMeta",
     "Headers",
     "JobRecord",
-    "Limits",
     "PageError",
     "PageOutcome",
     "SearchHit",
@@ -52,7 +41,6 @@ __all__ = [
     "SnapshotMode",
     "StoredDocument",
     "UpsertResult",
-    "clamped_options",
     "page_id",
 ]
 
@@ -60,20 +48,6 @@ MiB = 1024 * 1024
 
 #: The spacing a crawl asks for when it names none (``CrawlOptions.delay``), in seconds.
 DEFAULT_DELAY: float = 1.0
-
-#: Names exported here but defined in :mod:`sitelore.options` (imported on first use).
-_OPTIONS_NAMES = frozenset(
-    {"CAPPED_OPTIONS", "ClampNote", "CrawlOptions", "Limits", "clamped_options"}
-)
-
-
-def __getattr__(name: str) -> Any:
-    """The option names, from :mod:`sitelore.options` (pydantic loads on first use)."""
-    if name in _OPTIONS_NAMES:
-        from sitelore import options
-
-        return getattr(options, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class Headers(tuple[tuple[str, str], ...]):

@@ -16,13 +16,8 @@ from datetime import timedelta
 
 from sitelore.bootstrap import Runtime
 from sitelore.errors import ErrorKind, UsageError
-from sitelore.models import (
-    CrawlOptions,
-    PageOutcome,
-    Snapshot,
-    SnapshotMode,
-    StoredDocument,
-)
+from sitelore.models import PageOutcome, Snapshot, SnapshotMode, StoredDocument
+from sitelore.options import CrawlOptions
 from sitelore.ports import Fetcher, HopCheck, LiveFetcher
 from sitelore.robots import MAX_CRAWL_DELAY_MS, parse_robots_txt, robots_origin
 from sitelore.service import PageFailedError, submit_page

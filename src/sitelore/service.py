@@ -37,14 +37,8 @@ from sitelore.errors import (
     UsageError,
 )
 from sitelore.linkstyle import LinkStyle, restyle_links
-from sitelore.models import (
-    CrawlOptions,
-    CrawlSummary,
-    PageError,
-    PageOutcome,
-    SearchHit,
-    StoredDocument,
-)
+from sitelore.models import CrawlSummary, PageError, PageOutcome, SearchHit, StoredDocument
+from sitelore.options import CrawlOptions
 from sitelore.ports import Snapshots, Store
 from sitelore.sections import heading_line, split_sections
 from sitelore.semantic import Ranked, SemanticSearch

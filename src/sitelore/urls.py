@@ -76,7 +76,7 @@ from sitelore.models import SkipReason
 from sitelore.urlparts import ipv4_from_host, normalize_escapes, request_target, trim_url
 
 if TYPE_CHECKING:
-    from sitelore.models import CrawlOptions
+    from sitelore.options import CrawlOptions
 
 __all__ = ["Scope", "normalize_url", "origin"]
 

@@ -20,17 +20,14 @@ from sitelore.document_wire import WireModel as _Wire
 from sitelore.errors import UsageError
 from sitelore.jobs import Job
 from sitelore.models import (
-    CAPPED_OPTIONS,
     DEFAULT_DELAY,
-    CrawlOptions,
     CrawlSummary,
     JobRecord,
-    Limits,
     PageOutcome,
     SearchHit,
     StoredDocument,
-    clamped_options,
 )
+from sitelore.options import CAPPED_OPTIONS, CrawlOptions, Limits, clamped_options
 
 __all__ = [
     "DEFAULT_DELAY",

@@ -21,7 +21,7 @@ from sitelore.cli_serve import running_server
 from sitelore.config import Settings
 from sitelore.host_guard import HostPolicy
 from sitelore.linkstyle import LinkStyle
-from sitelore.models import Limits
+from sitelore.options import Limits
 
 
 @dataclasses.dataclass(frozen=True)

@@ -11,7 +11,7 @@ from tests.edges.api_helpers import serve_api
 from tests.fakes import FakeClock
 
 from sitelore.demo_site import bundled_site_path, serve_site
-from sitelore.models import Limits
+from sitelore.options import Limits
 from sitelore.wire import RemotePolicy, SubmitRequest
 
 SUBMIT = "/api/v1/documents/url"

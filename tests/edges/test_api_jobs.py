@@ -14,7 +14,7 @@ from tests.edges.api_helpers import GatedSite, serve_api
 
 from sitelore.api import stopper
 from sitelore.demo_site import bundled_site_path, serve_site
-from sitelore.models import Limits
+from sitelore.options import Limits
 
 CRAWLS = "/api/v1/crawls"
 

@@ -26,7 +26,8 @@ from sitelore import cli, errors
 from sitelore.cli_output import print_summary, print_warnings
 from sitelore.demo_site import serve_site
 from sitelore.errors import ConfigError, StoreError, StoreLocationError
-from sitelore.models import CrawlOptions, CrawlSummary, PageOutcome, clamped_options
+from sitelore.models import CrawlSummary, PageOutcome
+from sitelore.options import CrawlOptions, clamped_options
 from sitelore.wire import clamped_fields
 
 #: Commands point the root logger at the captured stderr; put it back after each test.

@@ -30,7 +30,8 @@ from tests.loopback import (
 from sitelore.bootstrap import Runtime
 from sitelore.config import Settings
 from sitelore.errors import RobotsRefusedError
-from sitelore.models import CrawlOptions, CrawlSummary, Limits
+from sitelore.models import CrawlSummary
+from sitelore.options import CrawlOptions, Limits
 
 EVIL = "evil.test"
 ALLOW_ALL = text("User-agent: *\nAllow: /\n")

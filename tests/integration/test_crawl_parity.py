@@ -25,7 +25,7 @@ from tests.scale_support import delete_namespace, namespace_url, require_redis
 from sitelore.bootstrap import Runtime
 from sitelore.bootstrap_scale import crawl_status, enqueue, run_worker
 from sitelore.config import Settings
-from sitelore.models import CrawlOptions
+from sitelore.options import CrawlOptions
 from sitelore.store import SQLiteStore
 
 pytestmark = pytest.mark.slow

@@ -19,7 +19,8 @@ from sitelore.bootstrap import Runtime
 from sitelore.config import Settings
 from sitelore.demo_site import bundled_site_path, serve_site
 from sitelore.errors import BlockedURLError, RobotsRefusedError
-from sitelore.models import CrawlOptions, CrawlSummary, Limits
+from sitelore.models import CrawlSummary
+from sitelore.options import CrawlOptions, Limits
 from sitelore.store import open_store
 
 SITE = bundled_site_path()

@@ -39,7 +39,7 @@ from sitelore.errors import (
 )
 from sitelore.fetcher import ACCEPT_ENCODING, HttpFetcher, SystemResolver
 from sitelore.guard import AddressPolicy
-from sitelore.models import Limits
+from sitelore.options import Limits
 
 UA = "sitelore-test/1.0 (+https://example.invalid/bot)"
 MiB = 1024 * 1024

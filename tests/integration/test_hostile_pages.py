@@ -22,7 +22,8 @@ from sitelore.bootstrap import Runtime
 from sitelore.cli import main
 from sitelore.config import ConvertSettings, Settings
 from sitelore.convert_pool import ProcessConverter
-from sitelore.models import CrawlOptions, CrawlSummary, Limits
+from sitelore.models import CrawlSummary
+from sitelore.options import CrawlOptions, Limits
 
 EXOTIC = ("punycode", "rot13", "base64", "bz2", "hex", "unicode_escape", "utf-7", "x-no-such")
 #: One tag with 100 000 attributes (~1 MB): lexbor would take about a minute on it.

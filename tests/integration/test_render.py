@@ -17,7 +17,7 @@ from aiohttp.test_utils import TestServer
 from sitelore.bootstrap import Runtime
 from sitelore.config import Settings
 from sitelore.errors import BlockedURLError, UsageError
-from sitelore.models import CrawlOptions
+from sitelore.options import CrawlOptions
 from sitelore.store import open_store
 
 APP_PAGE = """<!doctype html><html><head><title>App</title>

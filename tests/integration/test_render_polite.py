@@ -12,7 +12,7 @@ from aiohttp.test_utils import TestServer
 
 from sitelore.bootstrap import Runtime
 from sitelore.config import Settings
-from sitelore.models import CrawlOptions
+from sitelore.options import CrawlOptions
 
 PAGE = """<!doctype html><html><head><title>App</title>
 <script src="/a.js"></script><script src="/b.js"></script><script src="/private/c.js"></script>

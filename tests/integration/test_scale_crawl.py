@@ -27,7 +27,7 @@ from sitelore.bootstrap_scale import enqueue, run_worker
 from sitelore.config import Settings
 from sitelore.demo_site import bundled_site_path, serve_site
 from sitelore.frontier_redis import RedisFrontier
-from sitelore.models import CrawlOptions
+from sitelore.options import CrawlOptions
 from sitelore.store import PostgresStore, SQLiteStore
 from sitelore.worker import ScaleTimings
 

@@ -17,7 +17,7 @@ from tests.scale_support import delete_namespace, namespace_url, require_redis
 from sitelore.bootstrap import Runtime
 from sitelore.bootstrap_scale import enqueue, run_worker
 from sitelore.config import Settings, SourceSpec
-from sitelore.models import CrawlOptions
+from sitelore.options import CrawlOptions
 from sitelore.refresh import update_source_scaled
 from sitelore.store import SQLiteStore
 

@@ -33,7 +33,8 @@ from sitelore.convert import to_document
 from sitelore.demo_site import bundled_site_path, serve_site
 from sitelore.errors import ArchiveError, BlockedURLError, RobotsDeniedError
 from sitelore.guard import AddressPolicy
-from sitelore.models import CrawlOptions, CrawlSummary, Document, page_id
+from sitelore.models import CrawlSummary, Document, page_id
+from sitelore.options import CrawlOptions
 from sitelore.ports import ExchangeObserver, Fetcher
 from sitelore.snapshots import (
     DECODED_FIELD,

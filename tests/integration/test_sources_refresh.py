@@ -15,7 +15,8 @@ from tests.fakes import FakeClock
 from sitelore.bootstrap import Runtime
 from sitelore.config import Settings, SourceSpec
 from sitelore.demo_site import bundled_site_path, serve_site
-from sitelore.models import ChangeKind, CrawlOptions
+from sitelore.models import ChangeKind
+from sitelore.options import CrawlOptions
 from sitelore.refresh import UpdateOutcome, source_status, update_source
 from sitelore.store import SQLiteStore
 

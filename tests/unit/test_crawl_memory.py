@@ -9,7 +9,8 @@ from tests.fakes import FakeClock
 from sitelore.crawl.memory import MemoryFrontier, Origins
 from sitelore.crawl.port import Turn
 from sitelore.frontier import Frontier
-from sitelore.models import CrawlOptions, PageOutcome, SkipReason
+from sitelore.models import PageOutcome, SkipReason
+from sitelore.options import CrawlOptions
 from sitelore.urls import Scope
 
 SEED = "https://docs.test/"

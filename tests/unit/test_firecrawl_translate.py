@@ -10,7 +10,8 @@ import pytest
 from sitelore.errors import UsageError
 from sitelore.firecrawl.shapes import CrawlRequest, ScrapeRequest
 from sitelore.firecrawl.translate import crawl_options, path_filter, wanted
-from sitelore.models import CrawlOptions, Limits, SkipReason
+from sitelore.models import SkipReason
+from sitelore.options import CrawlOptions, Limits
 from sitelore.urls import Scope
 
 SEED = "https://docs.example.com/guide/"

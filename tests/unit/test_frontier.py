@@ -6,7 +6,8 @@ import pytest
 
 from sitelore.errors import InvalidURLError
 from sitelore.frontier import CrawlItem, Frontier
-from sitelore.models import CrawlOptions, SkipReason
+from sitelore.models import SkipReason
+from sitelore.options import CrawlOptions
 from sitelore.urls import Scope, normalize_url
 
 SEED = "https://docs.example.com/"

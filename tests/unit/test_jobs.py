@@ -12,7 +12,8 @@ import pytest
 
 from sitelore.errors import BusyError, NotFoundError, RobotsRefusedError
 from sitelore.jobs import CrawlSlots, JobEvent, JobManager, JobStatus, OpenCrawl
-from sitelore.models import CrawlOptions, CrawlSummary, Limits, PageOutcome
+from sitelore.models import CrawlSummary, PageOutcome
+from sitelore.options import CrawlOptions, Limits
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 

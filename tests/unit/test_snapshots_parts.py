@@ -27,7 +27,8 @@ from sitelore.errors import (
     TooManyRedirectsError,
 )
 from sitelore.guard import AddressPolicy
-from sitelore.models import Exchange, Headers, Limits, SnapshotMode, page_id
+from sitelore.models import Exchange, Headers, SnapshotMode, page_id
+from sitelore.options import Limits
 from sitelore.ports import ExchangeObserver, Fetcher, Snapshots
 from sitelore.snapshots import (
     CaptureIndex,

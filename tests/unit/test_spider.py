@@ -16,7 +16,8 @@ from sitelore.errors import (
     InvalidURLError,
     RobotsRefusedError,
 )
-from sitelore.models import CrawlOptions, CrawlSummary
+from sitelore.models import CrawlSummary
+from sitelore.options import CrawlOptions
 from sitelore.robots import RobotsRules, allow_all_policy, create_robots_policy, parse_robots_txt
 from sitelore.store import open_store
 

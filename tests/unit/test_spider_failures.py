@@ -16,7 +16,8 @@ from tests.unit.test_spider import TREE
 from sitelore.convert import DocumentConverter
 from sitelore.crawl import Spider
 from sitelore.errors import StoreError, StoreLocationError
-from sitelore.models import CrawlOptions, CrawlSummary, Document, FetchMeta, UpsertResult
+from sitelore.models import CrawlSummary, Document, FetchMeta, UpsertResult
+from sitelore.options import CrawlOptions
 from sitelore.ports import Converter
 from sitelore.robots import allow_all_policy
 from sitelore.store import open_store

@@ -10,7 +10,8 @@ from tests.fakes import FakeClock, FakeFetcher, Route, page
 
 from sitelore.crawl import Spider
 from sitelore.errors import NetworkError
-from sitelore.models import ChangeKind, CrawlOptions, CrawlSummary
+from sitelore.models import ChangeKind, CrawlSummary
+from sitelore.options import CrawlOptions
 from sitelore.robots import (
     RobotsRules,
     allow_all_policy,

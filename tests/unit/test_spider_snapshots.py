@@ -10,7 +10,8 @@ from tests.fakes import FakeClock, FakeFetcher, Route, page
 
 from sitelore.crawl import Spider
 from sitelore.errors import ArchiveError
-from sitelore.models import CaptureRef, CrawlOptions
+from sitelore.models import CaptureRef
+from sitelore.options import CrawlOptions
 from sitelore.robots import allow_all_policy
 from sitelore.store import SQLiteStore
 

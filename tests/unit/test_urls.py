@@ -9,7 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sitelore.errors import InvalidURLError
-from sitelore.models import CrawlOptions, SkipReason
+from sitelore.models import SkipReason
+from sitelore.options import CrawlOptions
 from sitelore.urls import Scope, normalize_url, origin
 
 NORMALIZED = [

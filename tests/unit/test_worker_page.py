@@ -14,7 +14,7 @@ from sitelore.convert import DocumentConverter
 from sitelore.crawl.page import PagePipeline
 from sitelore.errors import BlockedURLError, NetworkError
 from sitelore.frontier_redis import Completion, FrontierItem, Lease, Outcome
-from sitelore.models import CrawlOptions, Limits
+from sitelore.options import CrawlOptions, Limits
 from sitelore.revisit import Revisit
 from sitelore.robots import RobotsRules, is_allowed, parse_robots_txt
 from sitelore.store import MEMORY, SQLiteStore

@@ -50,15 +50,8 @@ from sitelore.errors import (
     SiteloreError,
 )
 from sitelore.frontier import Frontier
-from sitelore.models import (
-    CrawlOptions,
-    CrawlSummary,
-    Limits,
-    PageError,
-    PageOutcome,
-    SkipReason,
-    Snapshot,
-)
+from sitelore.models import CrawlSummary, PageError, PageOutcome, SkipReason, Snapshot
+from sitelore.options import CrawlOptions, Limits
 from sitelore.ports import Clock, Converter, Fetcher, Renderer, Store
 from sitelore.revisit import Revisit
 from sitelore.robots import RobotsPolicy, robots_origin, unreachable_reason

@@ -42,16 +42,15 @@ from sitelore.errors import (
 )
 from sitelore.models import (
     ChangeKind,
-    CrawlOptions,
     Document,
     FetchMeta,
-    Limits,
     PageError,
     PageOutcome,
     SkipReason,
     Snapshot,
     UpsertResult,
 )
+from sitelore.options import CrawlOptions, Limits
 from sitelore.politeness import crawl_delay_refusal, parse_retry_after, retry_after_refusal
 from sitelore.ports import CaptureLinks, Clock, Converter, Fetcher, Renderer, Store, SubFetch
 from sitelore.revisit import Prepared, Revisit, change_of

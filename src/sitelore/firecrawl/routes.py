@@ -46,7 +46,7 @@ from sitelore.firecrawl.shapes import (
 )
 from sitelore.firecrawl.translate import Wanted, crawl_options, wanted
 from sitelore.jobs import Job, JobManager, JobStatus
-from sitelore.models import CrawlOptions
+from sitelore.options import CrawlOptions
 from sitelore.pages import KeptBodies, map_urls
 
 __all__ = ["firecrawl_router"]

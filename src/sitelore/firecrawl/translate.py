@@ -18,7 +18,7 @@ import re2
 from sitelore.convert import check_selectors
 from sitelore.errors import UsageError
 from sitelore.firecrawl.shapes import CrawlRequest, Format, ScrapeOptions
-from sitelore.models import CrawlOptions, Limits
+from sitelore.options import CrawlOptions, Limits
 from sitelore.pages import check_headers
 from sitelore.urls import normalize_url
 

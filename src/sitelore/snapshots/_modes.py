@@ -24,7 +24,8 @@ from sitelore.clock import SystemClock
 from sitelore.errors import ArchiveError, NoSnapshotError, ResponseTooLargeError
 from sitelore.fetcher import follow_redirect, redirect_location
 from sitelore.guard import AddressPolicy, check_url
-from sitelore.models import CaptureRef, Limits, Snapshot, SnapshotMode, page_id
+from sitelore.models import CaptureRef, Snapshot, SnapshotMode, page_id
+from sitelore.options import Limits
 from sitelore.ports import Clock, Fetcher, HopCheck, LiveFetcher
 from sitelore.snapshots._archive import CaptureWriter, read_entry
 from sitelore.snapshots._index import CaptureIndex, IndexEntry

@@ -25,7 +25,8 @@ from sitelore.frontier_redis import (
     bucket_count,
     split_url,
 )
-from sitelore.models import CrawlOptions, Limits, SnapshotMode
+from sitelore.models import SnapshotMode
+from sitelore.options import CrawlOptions, Limits
 from sitelore.politeness import Politeness
 from sitelore.ports import Clock, Fetcher
 from sitelore.robots import (

@@ -17,7 +17,8 @@ from collections.abc import Iterable
 from sitelore.crawl.port import CrawlItem, PageResult, Step, Turn
 from sitelore.errors import UsageError
 from sitelore.frontier_redis import Completion, FrontierItem, Lease, Outcome, Stat, split_url
-from sitelore.models import CrawlOptions, SkipReason
+from sitelore.models import SkipReason
+from sitelore.options import CrawlOptions
 from sitelore.ports import Clock
 from sitelore.robots import MAX_CRAWL_DELAY_MS
 from sitelore.urls import Scope, normalize_url

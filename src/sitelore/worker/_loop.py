@@ -31,7 +31,8 @@ from sitelore.errors import (
     NotFoundError,
 )
 from sitelore.frontier_redis import Completion, Finished, Lease, RedisFrontier, Wait
-from sitelore.models import Limits, PageError, PageOutcome
+from sitelore.models import PageError, PageOutcome
+from sitelore.options import Limits
 from sitelore.ports import Clock, Converter, Fetcher, Store
 from sitelore.revisit import Revisit
 from sitelore.robots import product_token

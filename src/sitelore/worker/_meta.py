@@ -12,7 +12,8 @@ import dataclasses
 from collections.abc import Mapping
 
 from sitelore.errors import ConfigError
-from sitelore.models import CrawlOptions, SnapshotMode
+from sitelore.models import SnapshotMode
+from sitelore.options import CrawlOptions
 
 __all__ = ["META_VERSION", "CrawlMeta", "CrawlState"]
 
