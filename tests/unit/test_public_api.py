@@ -9,29 +9,14 @@ import pytest
 
 import sitelore
 
-PUBLIC = [
-    "ChangeKind",
-    "ChangeReport",
-    "ConfigError",
-    "CrawlOptions",
-    "CrawlSummary",
-    "Document",
-    "DocumentConverter",
-    "Limits",
-    "PageError",
-    "PageOutcome",
-    "Runtime",
-    "Settings",
-    "SiteloreError",
-    "SkipReason",
-    "SourceSpec",
-    "UsageError",
-    "__version__",
-    "is_allowed",
-    "normalize_url",
-    "open_store",
-    "parse_robots_txt",
-]
+# One string, split: the pin is written apart from the facade it checks.
+PUBLIC = """
+ChangeKind ChangeReport ConfigError CrawlOptions CrawlSummary
+Document DocumentConverter Limits PageError PageOutcome
+Runtime Settings SiteloreError SkipReason SourceSpec
+UsageError __version__ is_allowed normalize_url open_store
+parse_robots_txt
+""".split()  # noqa: SIM905
 
 
 def test_all_is_pinned() -> None:
