@@ -34,13 +34,13 @@ from scrapy.http import HtmlResponse
 from scrapy.linkextractors import LinkExtractor
 from selectolax.lexbor import LexborHTMLParser
 
-from sitelore.convert import to_document
-from sitelore.frontier import Frontier
-from sitelore.links import resolve_links
-from sitelore.models import Document, FetchMeta
-from sitelore.options import CrawlOptions
-from sitelore.store import SQLiteStore
-from sitelore.urls import Scope
+from sitelore.adapters.store import SQLiteStore
+from sitelore.core.convert import to_document
+from sitelore.core.links import resolve_links
+from sitelore.core.models import Document, FetchMeta
+from sitelore.core.options import CrawlOptions
+from sitelore.core.urls import Scope
+from sitelore.crawl.frontier import Frontier
 
 __all__ = ["main"]
 

@@ -15,10 +15,10 @@ from pathlib import Path
 
 from benchlib import CrawlClock, emit_result
 
-from sitelore.bootstrap import Runtime
-from sitelore.config import ConvertSettings, Settings
-from sitelore.models import CrawlSummary
-from sitelore.options import CrawlOptions, Limits
+from sitelore.app.bootstrap import Runtime
+from sitelore.core.config import ConvertSettings, Settings
+from sitelore.core.models import CrawlSummary
+from sitelore.core.options import CrawlOptions, Limits
 
 __all__ = ["crawl", "main"]
 
@@ -75,7 +75,7 @@ async def crawl(
 
 def _use_general_link_path() -> None:
     """Make every base "unusable" for the fast join, so links resolve as before issue 8."""
-    from sitelore import links
+    from sitelore.core import links
 
     original = links._Base.__init__
 

@@ -15,10 +15,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 try:
-    from sitelore.robots import is_allowed, parse_robots_txt
+    from sitelore.core.robots import is_allowed, parse_robots_txt
 except ImportError:  # run from a checkout where sitelore is not installed
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
-    from sitelore.robots import is_allowed, parse_robots_txt
+    from sitelore.core.robots import is_allowed, parse_robots_txt
 
 __all__ = ["ROBOTS_TXT", "main", "make_urls"]
 

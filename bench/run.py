@@ -41,7 +41,7 @@ from pathlib import Path
 from benchlib import BENCH_DIR, ChildRun, format_table, read_server_stats, run_child
 from docsite import depth_for, page_path
 
-from sitelore.convert_pool import default_workers
+from sitelore.adapters.convert_pool import default_workers
 
 __all__ = ["main"]
 

@@ -40,9 +40,7 @@ import psycopg
 import redis.asyncio as aioredis
 from aiohttp import web
 
-from sitelore.bootstrap_scale import enqueue
-from sitelore.config import Settings
-from sitelore.frontier_redis import (
+from sitelore.adapters.frontier_redis import (
     Completion,
     FrontierItem,
     Lease,
@@ -51,8 +49,10 @@ from sitelore.frontier_redis import (
     RedisFrontier,
     bucket_count,
 )
-from sitelore.options import CrawlOptions, Limits
-from sitelore.store import PostgresStore
+from sitelore.adapters.store import PostgresStore
+from sitelore.app.bootstrap_scale import enqueue
+from sitelore.core.config import Settings
+from sitelore.core.options import CrawlOptions, Limits
 
 __all__ = ["main"]
 

@@ -20,8 +20,8 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
-from sitelore.models import Document, FetchMeta
-from sitelore.store import SQLiteStore
+from sitelore.adapters.store import SQLiteStore
+from sitelore.core.models import Document, FetchMeta
 
 __all__ = ["main"]
 

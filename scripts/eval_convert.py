@@ -43,8 +43,8 @@ from typing import Any
 
 from selectolax.lexbor import LexborHTMLParser
 
-from sitelore.convert import html_to_document
-from sitelore.sections import strip_heading_ids
+from sitelore.core.convert import html_to_document
+from sitelore.core.sections import strip_heading_ids
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_DATA = REPO.parent / "shared" / "eval" / "docs_debian.jsonl.gz"

@@ -41,15 +41,15 @@ from collections.abc import Awaitable, Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
-from sitelore.config import DEFAULT_SEMANTIC_MODEL
-from sitelore.convert import to_document
-from sitelore.embedding import load_embedder, semantic_installed
-from sitelore.models import Document, FetchMeta, SearchHit
-from sitelore.semantic import SemanticSearch, embed_pending
-from sitelore.store import SQLiteStore
-from sitelore.store._ranking import rank_pages
-from sitelore.store._sqlite_vectors import search_vectors
-from sitelore.store._vectors import section_text
+from sitelore.adapters.embedding import load_embedder, semantic_installed
+from sitelore.adapters.store import SQLiteStore
+from sitelore.adapters.store._ranking import rank_pages
+from sitelore.adapters.store._sqlite_vectors import search_vectors
+from sitelore.adapters.store._vectors import section_text
+from sitelore.app.semantic import SemanticSearch, embed_pending
+from sitelore.core.config import DEFAULT_SEMANTIC_MODEL
+from sitelore.core.convert import to_document
+from sitelore.core.models import Document, FetchMeta, SearchHit
 
 REPO = Path(__file__).resolve().parent.parent
 OUT = REPO / ".eval-search"

@@ -1,6 +1,6 @@
 """Write the JSON schema of the settings file to schemas/, or check the committed copy.
 
-The schema is generated from ``sitelore.config.Settings`` (pydantic), so editors can
+The schema is generated from ``sitelore.core.config.Settings`` (pydantic), so editors can
 validate ``sitelore.toml`` files (for example with Taplo or Even Better TOML).
 
 Usage: ``python scripts/gen_config_schema.py [--check]``; ``--check`` exits 1 when
@@ -13,7 +13,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from sitelore.config import settings_json_schema
+from sitelore.core.config import settings_json_schema
 
 SCHEMA_PATH = Path(__file__).resolve().parents[1] / "schemas" / "sitelore.schema.json"
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from sitelore.cli import main
-from sitelore.store import SQLiteStore
+from sitelore.adapters.store import SQLiteStore
+from sitelore.cli.main import main
 
 
 def run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:

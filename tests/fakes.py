@@ -1,7 +1,7 @@
 """Fakes of sitelore's ports for tests: a clock, a resolver and a fetcher, all scripted.
 
 Every unit test that needs time, DNS or HTTP takes one of these instead of patching a
-global. Each implements its port (``sitelore.ports``) exactly, so mypy checks the test
+global. Each implements its port (``sitelore.core.ports``) exactly, so mypy checks the test
 against the real contract:
 
 - :class:`FakeClock` (``Clock``): ``sleep`` advances time at once and records the wait;
@@ -29,8 +29,8 @@ import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 
-from sitelore.models import CaptureRef, Headers, Snapshot
-from sitelore.ports import HopCheck
+from sitelore.core.models import CaptureRef, Headers, Snapshot
+from sitelore.core.ports import HopCheck
 
 HTML = "text/html; charset=utf-8"
 

@@ -11,8 +11,8 @@ import os
 import signal
 import time
 
-from sitelore.convert import DocumentConverter
-from sitelore.models import Document
+from sitelore.core.convert import DocumentConverter
+from sitelore.core.models import Document
 
 __all__ = ["Hostile"]
 

@@ -19,26 +19,26 @@ __version__ = "0.1.0"
 
 #: Public name -> the module that defines it.
 _EXPORTS: dict[str, str] = {
-    "ChangeKind": "sitelore.models",
-    "ChangeReport": "sitelore.changes",
-    "ConfigError": "sitelore.errors",
-    "CrawlOptions": "sitelore.options",
-    "CrawlSummary": "sitelore.models",
-    "Document": "sitelore.models",
-    "DocumentConverter": "sitelore.convert",
-    "Limits": "sitelore.options",
-    "PageError": "sitelore.models",
-    "PageOutcome": "sitelore.models",
-    "Runtime": "sitelore.bootstrap",
-    "Settings": "sitelore.config",
-    "SiteloreError": "sitelore.errors",
-    "SkipReason": "sitelore.models",
-    "SourceSpec": "sitelore.config",
-    "UsageError": "sitelore.errors",
-    "is_allowed": "sitelore.robots",
-    "normalize_url": "sitelore.urls",
-    "open_store": "sitelore.store",
-    "parse_robots_txt": "sitelore.robots",
+    "ChangeKind": "sitelore.core.models",
+    "ChangeReport": "sitelore.core.changes",
+    "ConfigError": "sitelore.core.errors",
+    "CrawlOptions": "sitelore.core.options",
+    "CrawlSummary": "sitelore.core.models",
+    "Document": "sitelore.core.models",
+    "DocumentConverter": "sitelore.core.convert",
+    "Limits": "sitelore.core.options",
+    "PageError": "sitelore.core.models",
+    "PageOutcome": "sitelore.core.models",
+    "Runtime": "sitelore.app.bootstrap",
+    "Settings": "sitelore.core.config",
+    "SiteloreError": "sitelore.core.errors",
+    "SkipReason": "sitelore.core.models",
+    "SourceSpec": "sitelore.core.config",
+    "UsageError": "sitelore.core.errors",
+    "is_allowed": "sitelore.core.robots",
+    "normalize_url": "sitelore.core.urls",
+    "open_store": "sitelore.adapters.store",
+    "parse_robots_txt": "sitelore.core.robots",
 }
 
 __all__ = [
@@ -66,12 +66,13 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from sitelore.bootstrap import Runtime
-    from sitelore.changes import ChangeReport
-    from sitelore.config import Settings, SourceSpec
-    from sitelore.convert import DocumentConverter
-    from sitelore.errors import ConfigError, SiteloreError, UsageError
-    from sitelore.models import (
+    from sitelore.adapters.store import open_store
+    from sitelore.app.bootstrap import Runtime
+    from sitelore.core.changes import ChangeReport
+    from sitelore.core.config import Settings, SourceSpec
+    from sitelore.core.convert import DocumentConverter
+    from sitelore.core.errors import ConfigError, SiteloreError, UsageError
+    from sitelore.core.models import (
         ChangeKind,
         CrawlSummary,
         Document,
@@ -79,10 +80,9 @@ if TYPE_CHECKING:
         PageOutcome,
         SkipReason,
     )
-    from sitelore.options import CrawlOptions, Limits
-    from sitelore.robots import is_allowed, parse_robots_txt
-    from sitelore.store import open_store
-    from sitelore.urls import normalize_url
+    from sitelore.core.options import CrawlOptions, Limits
+    from sitelore.core.robots import is_allowed, parse_robots_txt
+    from sitelore.core.urls import normalize_url
 
 
 def __getattr__(name: str) -> Any:

@@ -1,5 +1,5 @@
 """``python -m sitelore``: the command line."""
 
-from sitelore.cli import main
+from sitelore.cli.main import main
 
 main()

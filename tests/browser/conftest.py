@@ -42,7 +42,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 def browser_type_launch_args() -> dict[str, Any]:
     """Launch the system Chromium (never a downloaded browser); skip without one."""
     pytest.importorskip("playwright", reason="Playwright is not installed (the dev extra)")
-    from sitelore.render import find_chromium
+    from sitelore.adapters.render import find_chromium
 
     chromium = find_chromium()
     if chromium is None:

@@ -18,13 +18,13 @@ from pathlib import Path
 
 from aiohttp import web
 
-from sitelore.api import create_app
-from sitelore.bootstrap import Runtime
-from sitelore.cli_serve import running_server
-from sitelore.config import Settings, SourceSpec
-from sitelore.demo_site import bundled_site_path, serve_site
-from sitelore.models import Document, FetchMeta
-from sitelore.wire import RemotePolicy
+from sitelore.adapters.demo_site import bundled_site_path, serve_site
+from sitelore.app.bootstrap import Runtime
+from sitelore.app.wire import RemotePolicy
+from sitelore.cli.serve import running_server
+from sitelore.core.config import Settings, SourceSpec
+from sitelore.core.models import Document, FetchMeta
+from sitelore.server.api import create_app
 
 API_KEY = "browser-test-key-0123456789"
 

@@ -1,10 +1,10 @@
-"""RFC 9309 conformance table for sitelore.robots (specs/robots.md), one behaviour per row."""
+"""RFC 9309 conformance table for sitelore.core.robots (specs/robots.md), one behaviour per row."""
 
 from __future__ import annotations
 
 import pytest
 
-from sitelore.robots import (
+from sitelore.core.robots import (
     ALLOW_ALL,
     DISALLOW_ALL,
     PARSE_LIMIT_BYTES,

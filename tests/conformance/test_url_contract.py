@@ -1,4 +1,4 @@
-"""The URL contract (``sitelore.urls``' docstring): one table through all three entry points.
+"""The URL contract (``sitelore.core.urls``' docstring): one table through all three entry points.
 
 Every row is one URL and the one normal form the contract gives it. ``normalize_url``
 must return it; ``guard.check_url`` must spell it the same way (``Target.url``) or refuse
@@ -13,10 +13,10 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from sitelore.errors import BlockedURLError, InvalidURLError
-from sitelore.guard import check_url
-from sitelore.robots import normalise_target
-from sitelore.urls import normalize_url
+from sitelore.core.errors import BlockedURLError, InvalidURLError
+from sitelore.core.guard import check_url
+from sitelore.core.robots import normalise_target
+from sitelore.core.urls import normalize_url
 
 #: The guard refuses this URL (it accepts less than the normaliser reads).
 REFUSED = "refused"

@@ -15,13 +15,13 @@ from aiohttp import web
 from fastapi import FastAPI
 from tests.fakes import FakeClock, FakeResolver
 
-from sitelore.api import create_app
-from sitelore.bootstrap import Runtime
-from sitelore.cli_serve import running_server
-from sitelore.config import Settings
-from sitelore.host_guard import HostPolicy
-from sitelore.linkstyle import LinkStyle
-from sitelore.options import Limits
+from sitelore.app.bootstrap import Runtime
+from sitelore.cli.serve import running_server
+from sitelore.core.config import Settings
+from sitelore.core.linkstyle import LinkStyle
+from sitelore.core.options import Limits
+from sitelore.server.api import create_app
+from sitelore.server.host_guard import HostPolicy
 
 
 @dataclasses.dataclass(frozen=True)

@@ -16,7 +16,7 @@ from aiohttp.test_utils import TestServer
 from tests.edges.api_helpers import GatedSite
 from tests.loopback import in_thread
 
-from sitelore.demo_site import bundled_site_path, serve_site
+from sitelore.adapters.demo_site import bundled_site_path, serve_site
 
 
 def site_copy(root: Path, robots: str | None = None) -> Path:

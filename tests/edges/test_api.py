@@ -10,9 +10,9 @@ import pytest
 from tests.edges.api_helpers import serve_api
 from tests.fakes import FakeClock
 
-from sitelore.demo_site import bundled_site_path, serve_site
-from sitelore.options import Limits
-from sitelore.wire import RemotePolicy, SubmitRequest
+from sitelore.adapters.demo_site import bundled_site_path, serve_site
+from sitelore.app.wire import RemotePolicy, SubmitRequest
+from sitelore.core.options import Limits
 
 SUBMIT = "/api/v1/documents/url"
 GUIDE = [

@@ -12,9 +12,9 @@ import httpx
 import pytest
 from tests.edges.api_helpers import GatedSite, serve_api
 
-from sitelore.api import stopper
-from sitelore.demo_site import bundled_site_path, serve_site
-from sitelore.options import Limits
+from sitelore.adapters.demo_site import bundled_site_path, serve_site
+from sitelore.core.options import Limits
+from sitelore.server.api import stopper
 
 CRAWLS = "/api/v1/crawls"
 

@@ -20,10 +20,10 @@ import pytest
 from tests.fakes import FakeClock
 from tests.loopback import in_thread
 
-from sitelore.api import create_app
-from sitelore.bootstrap import Runtime
-from sitelore.cli_serve import running_server
-from sitelore.config import Settings
+from sitelore.app.bootstrap import Runtime
+from sitelore.cli.serve import running_server
+from sitelore.core.config import Settings
+from sitelore.server.api import create_app
 
 pytestmark = pytest.mark.slow
 

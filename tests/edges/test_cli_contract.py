@@ -22,13 +22,14 @@ from tests.cli_support import create_store, run_cli
 from tests.edges.conftest import site_copy
 from tests.loopback import in_thread
 
-from sitelore import cli, errors
-from sitelore.cli_output import print_summary, print_warnings
-from sitelore.demo_site import serve_site
-from sitelore.errors import ConfigError, StoreError, StoreLocationError
-from sitelore.models import CrawlSummary, PageOutcome
-from sitelore.options import CrawlOptions, clamped_options
-from sitelore.wire import clamped_fields
+from sitelore.adapters.demo_site import serve_site
+from sitelore.app.wire import clamped_fields
+from sitelore.cli import main as cli
+from sitelore.cli.output import print_summary, print_warnings
+from sitelore.core import errors
+from sitelore.core.errors import ConfigError, StoreError, StoreLocationError
+from sitelore.core.models import CrawlSummary, PageOutcome
+from sitelore.core.options import CrawlOptions, clamped_options
 
 #: Commands point the root logger at the captured stderr; put it back after each test.
 pytestmark = pytest.mark.usefixtures("restore_logging")
@@ -363,7 +364,7 @@ class TestPostgresDown:
 
     def test_the_rest_api_answers_a_group_as_its_first_sitelore_error(self) -> None:
         pytest.importorskip("fastapi")
-        from sitelore.api import error_detail
+        from sitelore.server.api import error_detail
 
         group = ExceptionGroup("tg", [KeyError("x"), StoreError("s.db: disk I/O error")])
         status, detail = error_detail(group)

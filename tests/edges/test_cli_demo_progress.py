@@ -13,11 +13,11 @@ import pytest
 from rich.console import Console
 from tests.cli_support import run_cli
 
-from sitelore.cli_output import CrawlProgress
-from sitelore.demo_site import bundled_site_path
-from sitelore.errors import ErrorKind
-from sitelore.models import PageError, PageOutcome
-from sitelore.store import open_store
+from sitelore.adapters.demo_site import bundled_site_path
+from sitelore.adapters.store import open_store
+from sitelore.cli.output import CrawlProgress
+from sitelore.core.errors import ErrorKind
+from sitelore.core.models import PageError, PageOutcome
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 

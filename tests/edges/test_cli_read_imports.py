@@ -20,11 +20,11 @@ from tests.cli_support import create_store
 #: Modules a read command must not import.
 CRAWL_STACK = (
     "aiohttp",
-    "sitelore.fetcher",
+    "sitelore.adapters.fetcher",
     "sitelore.crawl.engine",
-    "sitelore.convert",
-    "sitelore.robots_loader",
-    "sitelore.snapshots",
+    "sitelore.core.convert",
+    "sitelore.crawl.robots_loader",
+    "sitelore.adapters.snapshots",
     "warcio",
     "selectolax",
     "fastapi",
@@ -34,13 +34,13 @@ CRAWL_STACK = (
 
 #: Modules ``search``, ``list`` and ``show`` do not need when no settings file is found.
 READ_PATH_EXTRAS = (
-    "sitelore.config",
-    "sitelore.options",
-    "sitelore.bootstrap",
-    "sitelore.convert_pool",
-    "sitelore.guard",
-    "sitelore.refresh",
-    "sitelore.host_guard",
+    "sitelore.core.config",
+    "sitelore.core.options",
+    "sitelore.app.bootstrap",
+    "sitelore.adapters.convert_pool",
+    "sitelore.core.guard",
+    "sitelore.app.refresh",
+    "sitelore.server.host_guard",
     "rich.table",
 )
 
@@ -49,9 +49,9 @@ READ_PATH_EXTRAS = (
 PROBE = """
 import json, sys
 watched = json.loads(sys.argv[1])
-import sitelore.cli
+import sitelore.cli.main
 try:
-    sitelore.cli.main(sys.argv[2:])
+    sitelore.cli.main.main(sys.argv[2:])
 except SystemExit as exit:
     code = exit.code
 print(json.dumps({"code": code, "loaded": [m for m in watched if m in sys.modules]}))

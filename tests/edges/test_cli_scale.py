@@ -153,7 +153,7 @@ def test_without_the_scale_extra_the_cli_runs_and_says_what_is_missing(
     script = (
         "import sys\n"
         "sys.modules.update(redis=None, psycopg=None)\n"
-        "from sitelore.cli import main\n"
+        "from sitelore.cli.main import main\n"
         "main(sys.argv[1:])\n"
     )
 

@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 from tests.cli_support import run_cli
 
-from sitelore.models import Document, FetchMeta, SearchHit
-from sitelore.semantic import SemanticSearch, embed_pending, embedding_alongside
-from sitelore.store import SQLiteStore
+from sitelore.adapters.store import SQLiteStore
+from sitelore.app.semantic import SemanticSearch, embed_pending, embedding_alongside
+from sitelore.core.models import Document, FetchMeta, SearchHit
 
 PAGES = {
     "https://s.test/files": (

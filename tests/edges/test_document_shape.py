@@ -19,14 +19,14 @@ import pytest
 from mcp import Client
 from tests.cli_support import run_cli
 
-from sitelore.api import create_app
-from sitelore.bootstrap import Runtime
-from sitelore.config import Settings
-from sitelore.document_wire import DocumentOut
-from sitelore.host_guard import HostPolicy
-from sitelore.mcp_server import build_server
-from sitelore.models import CaptureRef, Document, FetchMeta
-from sitelore.store import SQLiteStore
+from sitelore.adapters.store import SQLiteStore
+from sitelore.app.bootstrap import Runtime
+from sitelore.core.config import Settings
+from sitelore.core.document_wire import DocumentOut
+from sitelore.core.models import CaptureRef, Document, FetchMeta
+from sitelore.server.api import create_app
+from sitelore.server.host_guard import HostPolicy
+from sitelore.server.mcp_server import build_server
 
 _URL = "https://docs.test/guide/"
 _MARKDOWN = (

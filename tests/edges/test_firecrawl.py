@@ -20,7 +20,7 @@ from firecrawl.v2.types import PaginationConfig
 from firecrawl.v2.utils.error_handler import FirecrawlError
 from tests.edges.test_cli_serve import sitelore_serve
 
-from sitelore.demo_site import bundled_site_path, serve_site
+from sitelore.adapters.demo_site import bundled_site_path, serve_site
 
 pytestmark = [pytest.mark.slow, pytest.mark.asyncio(loop_scope="module")]
 

@@ -21,12 +21,12 @@ from tests.cli_support import run_cli
 from tests.edges.api_helpers import serve_api
 from tests.fakes import FakeClock
 
-from sitelore.bootstrap import Runtime
-from sitelore.config import Settings
-from sitelore.linkstyle import LINK_STYLES, LinkStyle, restyle_links
-from sitelore.mcp_server import build_server
-from sitelore.models import Document, FetchMeta
-from sitelore.ports import Store
+from sitelore.app.bootstrap import Runtime
+from sitelore.core.config import Settings
+from sitelore.core.linkstyle import LINK_STYLES, LinkStyle, restyle_links
+from sitelore.core.models import Document, FetchMeta
+from sitelore.core.ports import Store
+from sitelore.server.mcp_server import build_server
 
 URL = "https://docs.example.org/guide/install.html"
 SECTION = (

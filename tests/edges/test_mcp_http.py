@@ -12,11 +12,11 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from tests.fakes import FakeClock
 
-from sitelore.bootstrap import Runtime
-from sitelore.cli_serve import running_server
-from sitelore.config import Settings
-from sitelore.demo_site import bundled_site_path, serve_site
-from sitelore.mcp_server import http_app
+from sitelore.adapters.demo_site import bundled_site_path, serve_site
+from sitelore.app.bootstrap import Runtime
+from sitelore.cli.serve import running_server
+from sitelore.core.config import Settings
+from sitelore.server.mcp_server import http_app
 
 KEY = "an-mcp-key-of-some-length"
 

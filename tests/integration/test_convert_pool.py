@@ -12,15 +12,15 @@ import os
 
 import pytest
 
-from sitelore.convert_pool import ProcessConverter, default_workers
-from sitelore.errors import (
+from sitelore.adapters.convert_pool import ProcessConverter, default_workers
+from sitelore.core.errors import (
     ConfigError,
     ConversionError,
     ConversionFailedError,
     ErrorKind,
     UnsupportedContentTypeError,
 )
-from sitelore.sections import split_sections
+from sitelore.core.sections import split_sections
 
 HOSTILE = "tests.pool_targets:Hostile"
 PAGE = b"<html><head><title>T</title></head><body><main><h1>T</h1><p>text</p>"

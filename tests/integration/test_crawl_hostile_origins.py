@@ -27,11 +27,11 @@ from tests.loopback import (
     text,
 )
 
-from sitelore.bootstrap import Runtime
-from sitelore.config import Settings
-from sitelore.errors import RobotsRefusedError
-from sitelore.models import CrawlSummary
-from sitelore.options import CrawlOptions, Limits
+from sitelore.app.bootstrap import Runtime
+from sitelore.core.config import Settings
+from sitelore.core.errors import RobotsRefusedError
+from sitelore.core.models import CrawlSummary
+from sitelore.core.options import CrawlOptions, Limits
 
 EVIL = "evil.test"
 ALLOW_ALL = text("User-agent: *\nAllow: /\n")

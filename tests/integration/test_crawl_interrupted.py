@@ -80,7 +80,7 @@ async def test_kill_9_mid_crawl_keeps_a_consistent_store(tmp_path: Path) -> None
         assert "widgets and gears" in markdown
         assert len(content_hash) == 64
 
-    from sitelore.store import open_store
+    from sitelore.adapters.store import open_store
 
     store = open_store(str(db))
     try:

@@ -22,11 +22,11 @@ from aiohttp import web
 from tests.loopback import Handler, html, links, redirect, serve, text
 from tests.scale_support import delete_namespace, namespace_url, require_redis
 
-from sitelore.bootstrap import Runtime
-from sitelore.bootstrap_scale import crawl_status, enqueue, run_worker
-from sitelore.config import Settings
-from sitelore.options import CrawlOptions
-from sitelore.store import SQLiteStore
+from sitelore.adapters.store import SQLiteStore
+from sitelore.app.bootstrap import Runtime
+from sitelore.app.bootstrap_scale import crawl_status, enqueue, run_worker
+from sitelore.core.config import Settings
+from sitelore.core.options import CrawlOptions
 
 pytestmark = pytest.mark.slow
 

@@ -15,13 +15,13 @@ from aiohttp.test_utils import TestServer
 from tests.fakes import FakeClock
 from tests.samples import tiny_pdf
 
-from sitelore.bootstrap import Runtime
-from sitelore.config import Settings
-from sitelore.demo_site import bundled_site_path, serve_site
-from sitelore.errors import BlockedURLError, RobotsRefusedError
-from sitelore.models import CrawlSummary
-from sitelore.options import CrawlOptions, Limits
-from sitelore.store import open_store
+from sitelore.adapters.demo_site import bundled_site_path, serve_site
+from sitelore.adapters.store import open_store
+from sitelore.app.bootstrap import Runtime
+from sitelore.core.config import Settings
+from sitelore.core.errors import BlockedURLError, RobotsRefusedError
+from sitelore.core.models import CrawlSummary
+from sitelore.core.options import CrawlOptions, Limits
 
 SITE = bundled_site_path()
 

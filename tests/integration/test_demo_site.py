@@ -16,8 +16,8 @@ from urllib.parse import urljoin, urlsplit
 import aiohttp
 import pytest
 
-from sitelore.demo_site import bundled_site_path, load_redirects, serve_site
-from sitelore.errors import ConfigError
+from sitelore.adapters.demo_site import bundled_site_path, load_redirects, serve_site
+from sitelore.core.errors import ConfigError
 
 SITE = bundled_site_path()
 

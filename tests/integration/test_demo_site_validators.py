@@ -11,7 +11,7 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from sitelore.demo_site import bundled_site_path, serve_site
+from sitelore.adapters.demo_site import bundled_site_path, serve_site
 
 
 @pytest.fixture

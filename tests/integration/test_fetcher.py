@@ -26,7 +26,8 @@ from aiohttp import web
 from aiohttp.test_utils import TestServer
 from tests.fakes import FakeClock, FakeResolver
 
-from sitelore.errors import (
+from sitelore.adapters.fetcher import ACCEPT_ENCODING, HttpFetcher, SystemResolver
+from sitelore.core.errors import (
     BlockedURLError,
     FetchError,
     FetchTimeoutError,
@@ -37,9 +38,8 @@ from sitelore.errors import (
     TooManyRedirectsError,
     UnsupportedContentTypeError,
 )
-from sitelore.fetcher import ACCEPT_ENCODING, HttpFetcher, SystemResolver
-from sitelore.guard import AddressPolicy
-from sitelore.options import Limits
+from sitelore.core.guard import AddressPolicy
+from sitelore.core.options import Limits
 
 UA = "sitelore-test/1.0 (+https://example.invalid/bot)"
 MiB = 1024 * 1024

@@ -5,8 +5,8 @@ from __future__ import annotations
 from aiohttp import web
 from aiohttp.test_utils import TestServer
 
-from sitelore.fetcher import HttpFetcher
-from sitelore.guard import AddressPolicy
+from sitelore.adapters.fetcher import HttpFetcher
+from sitelore.core.guard import AddressPolicy
 
 
 async def test_validators_go_to_the_first_url_only() -> None:

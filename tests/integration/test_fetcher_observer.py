@@ -6,9 +6,9 @@ from aiohttp import web
 from aiohttp.test_utils import TestServer
 from tests.fakes import FakeClock
 
-from sitelore.fetcher import HttpFetcher
-from sitelore.guard import AddressPolicy
-from sitelore.models import Exchange
+from sitelore.adapters.fetcher import HttpFetcher
+from sitelore.core.guard import AddressPolicy
+from sitelore.core.models import Exchange
 
 
 def _app() -> web.Application:

@@ -12,8 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tests.scale_support import REDIS, delete_namespace, namespace_url, require_redis
 
-from sitelore.errors import ConfigError, UsageError
-from sitelore.frontier_redis import (
+from sitelore.adapters.frontier_redis import (
     Completion,
     Finished,
     FrontierItem,
@@ -23,6 +22,7 @@ from sitelore.frontier_redis import (
     RedisFrontier,
     Wait,
 )
+from sitelore.core.errors import ConfigError, UsageError
 
 CRAWL = "c1"
 

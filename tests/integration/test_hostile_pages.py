@@ -18,12 +18,12 @@ from pathlib import Path
 import pytest
 from aiohttp import web
 
-from sitelore.bootstrap import Runtime
-from sitelore.cli import main
-from sitelore.config import ConvertSettings, Settings
-from sitelore.convert_pool import ProcessConverter
-from sitelore.models import CrawlSummary
-from sitelore.options import CrawlOptions, Limits
+from sitelore.adapters.convert_pool import ProcessConverter
+from sitelore.app.bootstrap import Runtime
+from sitelore.cli.main import main
+from sitelore.core.config import ConvertSettings, Settings
+from sitelore.core.models import CrawlSummary
+from sitelore.core.options import CrawlOptions, Limits
 
 EXOTIC = ("punycode", "rot13", "base64", "bz2", "hex", "unicode_escape", "utf-7", "x-no-such")
 #: One tag with 100 000 attributes (~1 MB): lexbor would take about a minute on it.

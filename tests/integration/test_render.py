@@ -14,11 +14,11 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestServer
 
-from sitelore.bootstrap import Runtime
-from sitelore.config import Settings
-from sitelore.errors import BlockedURLError, UsageError
-from sitelore.options import CrawlOptions
-from sitelore.store import open_store
+from sitelore.adapters.store import open_store
+from sitelore.app.bootstrap import Runtime
+from sitelore.core.config import Settings
+from sitelore.core.errors import BlockedURLError, UsageError
+from sitelore.core.options import CrawlOptions
 
 APP_PAGE = """<!doctype html><html><head><title>App</title>
 <script src="/app.js"></script></head>
@@ -67,7 +67,7 @@ def _app(log: list[str]) -> web.Application:
 
 def _chromium_or_skip() -> None:
     pytest.importorskip("playwright", reason="the render extra is not installed")
-    from sitelore.render import find_chromium
+    from sitelore.adapters.render import find_chromium
 
     if find_chromium() is None:
         pytest.skip("no Chromium on this machine (apt-get install chromium)")
@@ -83,7 +83,7 @@ async def test_render_runs_scripts_through_the_guarded_fetcher(
     that request and says so in its debug log.
     """
     _chromium_or_skip()
-    caplog.set_level(logging.DEBUG, logger="sitelore.render")
+    caplog.set_level(logging.DEBUG, logger="sitelore.adapters.render")
     log: list[str] = []
     server = TestServer(_app(log), host="127.0.0.1")
     await server.start_server()
@@ -110,7 +110,7 @@ async def test_render_runs_scripts_through_the_guarded_fetcher(
     refusals = {
         str(record.args[0]): record.args[1]
         for record in caplog.records
-        if record.name == "sitelore.render"
+        if record.name == "sitelore.adapters.render"
         and record.msg == "render sub-request refused %s: %s"
         and isinstance(record.args, tuple)
     }
@@ -125,7 +125,7 @@ async def test_render_without_the_extra_is_a_usage_error(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """--render without Playwright installed names the extra to install."""
-    monkeypatch.setitem(sys.modules, "sitelore.render", None)
+    monkeypatch.setitem(sys.modules, "sitelore.adapters.render", None)
     settings = Settings(store=str(tmp_path / "s.db"), allow_private=("127.0.0.1",))
     async with Runtime(settings) as runtime:
         with pytest.raises(UsageError, match=r"sitelore\[render\]"):

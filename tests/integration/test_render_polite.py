@@ -10,9 +10,9 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestServer
 
-from sitelore.bootstrap import Runtime
-from sitelore.config import Settings
-from sitelore.options import CrawlOptions
+from sitelore.app.bootstrap import Runtime
+from sitelore.core.config import Settings
+from sitelore.core.options import CrawlOptions
 
 PAGE = """<!doctype html><html><head><title>App</title>
 <script src="/a.js"></script><script src="/b.js"></script><script src="/private/c.js"></script>
@@ -40,7 +40,7 @@ def _app(arrivals: list[tuple[float, str]]) -> web.Application:
 async def test_rendered_sub_requests_are_spaced_and_obey_robots(tmp_path: Path) -> None:
     """Scripts load one delay apart (server clock); a disallowed script is never requested."""
     pytest.importorskip("playwright", reason="the render extra is not installed")
-    from sitelore.render import find_chromium
+    from sitelore.adapters.render import find_chromium
 
     if find_chromium() is None:
         pytest.skip("no Chromium on this machine (apt-get install chromium)")

@@ -18,14 +18,14 @@ import pytest
 from aiohttp import web
 from tests.loopback import oversized_robots, redirect, resetting, serve, stalling, text
 
-from sitelore.errors import BlockedURLError
-from sitelore.fetcher import HttpFetcher
-from sitelore.guard import AddressPolicy
-from sitelore.robots import RobotsRules, RobotsState, create_robots_policy, is_allowed
-from sitelore.robots_loader import make_robots_loader
+from sitelore.adapters.fetcher import HttpFetcher
+from sitelore.core.errors import BlockedURLError
+from sitelore.core.guard import AddressPolicy
+from sitelore.core.robots import RobotsRules, RobotsState, create_robots_policy, is_allowed
+from sitelore.crawl.robots_loader import make_robots_loader
 
 UA = "sitelore/0.1 (+https://example.org/bot)"
-LOGGER = "sitelore.robots_loader"
+LOGGER = "sitelore.crawl.robots_loader"
 ROBOTS = "User-agent: *\nDisallow: /private/\nCrawl-delay: 1.5\nSitemap: https://e.org/s.xml\n"
 
 

@@ -22,14 +22,14 @@ from tests.scale_support import (
     temp_database,
 )
 
-from sitelore.bootstrap import Runtime
-from sitelore.bootstrap_scale import enqueue, run_worker
-from sitelore.config import Settings
-from sitelore.demo_site import bundled_site_path, serve_site
-from sitelore.frontier_redis import RedisFrontier
-from sitelore.options import CrawlOptions
-from sitelore.store import PostgresStore, SQLiteStore
-from sitelore.worker import ScaleTimings
+from sitelore.adapters.demo_site import bundled_site_path, serve_site
+from sitelore.adapters.frontier_redis import RedisFrontier
+from sitelore.adapters.store import PostgresStore, SQLiteStore
+from sitelore.app.bootstrap import Runtime
+from sitelore.app.bootstrap_scale import enqueue, run_worker
+from sitelore.app.worker import ScaleTimings
+from sitelore.core.config import Settings
+from sitelore.core.options import CrawlOptions
 
 pytestmark = pytest.mark.slow
 

@@ -14,12 +14,12 @@ from aiohttp import web
 from tests.loopback import Handler, html, links, serve, text
 from tests.scale_support import delete_namespace, namespace_url, require_redis
 
-from sitelore.bootstrap import Runtime
-from sitelore.bootstrap_scale import enqueue, run_worker
-from sitelore.config import Settings, SourceSpec
-from sitelore.options import CrawlOptions
-from sitelore.refresh import update_source_scaled
-from sitelore.store import SQLiteStore
+from sitelore.adapters.store import SQLiteStore
+from sitelore.app.bootstrap import Runtime
+from sitelore.app.bootstrap_scale import enqueue, run_worker
+from sitelore.app.refresh import update_source_scaled
+from sitelore.core.config import Settings, SourceSpec
+from sitelore.core.options import CrawlOptions
 
 pytestmark = pytest.mark.slow
 

@@ -10,10 +10,10 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from aiohttp import web
 from aiohttp.test_utils import TestServer
 
-from sitelore.fetcher import HttpFetcher
-from sitelore.guard import AddressPolicy
-from sitelore.robots_loader import make_robots_loader
-from sitelore.sitemap_loader import make_sitemap_loader
+from sitelore.adapters.fetcher import HttpFetcher
+from sitelore.core.guard import AddressPolicy
+from sitelore.crawl.robots_loader import make_robots_loader
+from sitelore.crawl.sitemap_loader import make_sitemap_loader
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 NS = 'xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"'

@@ -27,16 +27,8 @@ from tests.fakes import FakeClock
 from warcio.archiveiterator import ArchiveIterator
 from warcio.cli import main as warcio_main
 
-from sitelore.bootstrap import Runtime
-from sitelore.config import Settings
-from sitelore.convert import to_document
-from sitelore.demo_site import bundled_site_path, serve_site
-from sitelore.errors import ArchiveError, BlockedURLError, RobotsDeniedError
-from sitelore.guard import AddressPolicy
-from sitelore.models import CrawlSummary, Document, page_id
-from sitelore.options import CrawlOptions
-from sitelore.ports import ExchangeObserver, Fetcher
-from sitelore.snapshots import (
+from sitelore.adapters.demo_site import bundled_site_path, serve_site
+from sitelore.adapters.snapshots import (
     DECODED_FIELD,
     INDEX_NAME,
     PAGE_ID_FIELD,
@@ -45,7 +37,15 @@ from sitelore.snapshots import (
     ReplaySnapshots,
     rebuild_index,
 )
-from sitelore.store import SQLiteStore
+from sitelore.adapters.store import SQLiteStore
+from sitelore.app.bootstrap import Runtime
+from sitelore.core.config import Settings
+from sitelore.core.convert import to_document
+from sitelore.core.errors import ArchiveError, BlockedURLError, RobotsDeniedError
+from sitelore.core.guard import AddressPolicy
+from sitelore.core.models import CrawlSummary, Document, page_id
+from sitelore.core.options import CrawlOptions
+from sitelore.core.ports import ExchangeObserver, Fetcher
 
 SITE = bundled_site_path()
 #: The whole bundled site: nothing is cut by the caps, so the page set is order-free.

@@ -12,13 +12,13 @@ from pathlib import Path
 import pytest
 from tests.fakes import FakeClock
 
-from sitelore.bootstrap import Runtime
-from sitelore.config import Settings, SourceSpec
-from sitelore.demo_site import bundled_site_path, serve_site
-from sitelore.models import ChangeKind
-from sitelore.options import CrawlOptions
-from sitelore.refresh import UpdateOutcome, source_status, update_source
-from sitelore.store import SQLiteStore
+from sitelore.adapters.demo_site import bundled_site_path, serve_site
+from sitelore.adapters.store import SQLiteStore
+from sitelore.app.bootstrap import Runtime
+from sitelore.app.refresh import UpdateOutcome, source_status, update_source
+from sitelore.core.config import Settings, SourceSpec
+from sitelore.core.models import ChangeKind
+from sitelore.core.options import CrawlOptions
 
 BROKEN = {"/guide/upgrading.html", "/concepts/priorities.html", "/reference/api/backends.html"}
 ORPHAN = "/howto/graceful-shutdown.html"

@@ -6,11 +6,11 @@ import sqlite3
 from datetime import UTC, datetime
 from pathlib import Path
 
-from sitelore.models import CaptureRef, Document, FetchMeta
-from sitelore.ports import CaptureLinks
-from sitelore.store import SCHEMA_VERSION, SQLiteStore
-from sitelore.store._sqlite_captures import CAPTURES_MIGRATION
-from sitelore.store.sqlite import _MIGRATIONS
+from sitelore.adapters.store import SCHEMA_VERSION, SQLiteStore
+from sitelore.adapters.store._sqlite_captures import CAPTURES_MIGRATION
+from sitelore.adapters.store.sqlite import _MIGRATIONS
+from sitelore.core.models import CaptureRef, Document, FetchMeta
+from sitelore.core.ports import CaptureLinks
 
 WHEN = datetime(2026, 1, 1, tzinfo=UTC)
 META = FetchMeta(status=200, content_type="text/html", fetched_at=WHEN)

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from sitelore.changes import ChangeReport
-from sitelore.models import Document, FetchMeta
-from sitelore.store import SCHEMA_VERSION, SQLiteStore
-from sitelore.store.sqlite import _MIGRATIONS
+from sitelore.adapters.store import SCHEMA_VERSION, SQLiteStore
+from sitelore.adapters.store.sqlite import _MIGRATIONS
+from sitelore.core.changes import ChangeReport
+from sitelore.core.models import Document, FetchMeta
 
 T0 = datetime(2026, 3, 1, tzinfo=UTC)
 

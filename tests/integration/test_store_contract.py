@@ -22,11 +22,11 @@ import psycopg
 import pytest
 from tests.fakes import FakeClock
 
-from sitelore.errors import StoreError
-from sitelore.models import Document, FetchMeta
-from sitelore.ports import SectionVectors, Store
-from sitelore.sections import with_sections
-from sitelore.store import PostgresStore, SQLiteStore, content_hash, document_id
+from sitelore.adapters.store import PostgresStore, SQLiteStore, content_hash, document_id
+from sitelore.core.errors import StoreError
+from sitelore.core.models import Document, FetchMeta
+from sitelore.core.ports import SectionVectors, Store
+from sitelore.core.sections import with_sections
 
 _T0 = datetime(2026, 1, 1, tzinfo=UTC)
 

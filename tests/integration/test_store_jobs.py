@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from sitelore.models import JobRecord
-from sitelore.ports import JobRecords
-from sitelore.store import PostgresStore, SQLiteStore
+from sitelore.adapters.store import PostgresStore, SQLiteStore
+from sitelore.core.models import JobRecord
+from sitelore.core.ports import JobRecords
 
 _T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
 _T1 = datetime(2026, 1, 1, 12, 5, 30, tzinfo=UTC)

@@ -21,17 +21,17 @@ from hypothesis import strategies as st
 from tests.fakes import FakeClock
 from tests.scale_support import temp_database
 
-from sitelore.errors import ConfigError, SchemaVersionError
-from sitelore.models import Document, FetchMeta
-from sitelore.store import PostgresStore, SQLiteStore, document_id, open_store
-from sitelore.store._pg_text import (
+from sitelore.adapters.store import PostgresStore, SQLiteStore, document_id, open_store
+from sitelore.adapters.store._pg_text import (
     MAX_WORD_CHARS,
     index_text,
     split_words,
     stem_prefix,
 )
-from sitelore.store._snippet import CHUNK_CHARS, chunks
-from sitelore.store.postgres import PG_SCHEMA_VERSION
+from sitelore.adapters.store._snippet import CHUNK_CHARS, chunks
+from sitelore.adapters.store.postgres import PG_SCHEMA_VERSION
+from sitelore.core.errors import ConfigError, SchemaVersionError
+from sitelore.core.models import Document, FetchMeta
 
 _T0 = datetime(2026, 1, 1, tzinfo=UTC)
 

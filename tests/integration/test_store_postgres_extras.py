@@ -9,10 +9,10 @@ from datetime import UTC, datetime, timedelta
 import psycopg
 import pytest
 
-from sitelore.changes import ChangeReport
-from sitelore.models import CaptureRef, Document, FetchMeta
-from sitelore.ports import CaptureLinks
-from sitelore.store import PostgresStore
+from sitelore.adapters.store import PostgresStore
+from sitelore.core.changes import ChangeReport
+from sitelore.core.models import CaptureRef, Document, FetchMeta
+from sitelore.core.ports import CaptureLinks
 
 T0 = datetime(2026, 3, 1, tzinfo=UTC)
 

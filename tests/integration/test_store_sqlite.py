@@ -16,7 +16,15 @@ from pathlib import Path
 import pytest
 from tests.fakes import FakeClock
 
-from sitelore.errors import (
+from sitelore.adapters.store import (
+    MEMORY,
+    SCHEMA_VERSION,
+    SQLiteStore,
+    content_hash,
+    document_id,
+    open_store,
+)
+from sitelore.core.errors import (
     EXIT_CONFIG,
     EXIT_USAGE,
     ConfigError,
@@ -25,16 +33,8 @@ from sitelore.errors import (
     StoreError,
     StoreLocationError,
 )
-from sitelore.models import Document, FetchMeta
-from sitelore.ports import Store
-from sitelore.store import (
-    MEMORY,
-    SCHEMA_VERSION,
-    SQLiteStore,
-    content_hash,
-    document_id,
-    open_store,
-)
+from sitelore.core.models import Document, FetchMeta
+from sitelore.core.ports import Store
 
 _T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -744,8 +744,8 @@ async def test_two_stores_writing_one_url_at_once_leave_one_page(db_path: Path) 
 _WRITER = """
 import asyncio, sys
 from datetime import UTC, datetime
-from sitelore.models import Document, FetchMeta
-from sitelore.store import SQLiteStore
+from sitelore.core.models import Document, FetchMeta
+from sitelore.adapters.store import SQLiteStore
 
 async def main() -> None:
     store = SQLiteStore(sys.argv[1])

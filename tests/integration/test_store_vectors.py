@@ -17,10 +17,10 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from sitelore.models import Document, FetchMeta
-from sitelore.ports import SectionVectors
-from sitelore.store import PostgresStore, SQLiteStore
-from sitelore.store._sqlite_vectors import MatrixCache, search_vectors
+from sitelore.adapters.store import PostgresStore, SQLiteStore
+from sitelore.adapters.store._sqlite_vectors import MatrixCache, search_vectors
+from sitelore.core.models import Document, FetchMeta
+from sitelore.core.ports import SectionVectors
 
 pytest.importorskip(
     "numpy", reason="the semantic extra is not installed (pip install 'sitelore[semantic]')"

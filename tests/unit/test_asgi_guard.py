@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from sitelore.asgi_guard import RequestGuard, check_bind, is_loopback
-from sitelore.errors import ConfigError
+from sitelore.core.errors import ConfigError
+from sitelore.server.asgi_guard import RequestGuard, check_bind, is_loopback
 
 KEY = "0123456789abcdef"
 

@@ -6,8 +6,8 @@ import codecs
 
 import pytest
 
-from sitelore.convert import decode_body, to_document
-from sitelore.convert._charset import encoding_for_label
+from sitelore.core.convert import decode_body, to_document
+from sitelore.core.convert._charset import encoding_for_label
 
 URL = "https://ex.com/page.html"
 

@@ -6,9 +6,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sitelore.config import load_settings
-from sitelore.config_read import ReadSettings, read_settings
-from sitelore.errors import SiteloreError
+from sitelore.core.config import load_settings
+from sitelore.core.config_read import ReadSettings, read_settings
+from sitelore.core.errors import SiteloreError
 
 
 def full(text: str | None, environ: dict[str, str], store: str | None) -> ReadSettings | None:

@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import Field, create_model
 
-from sitelore.config import (
+from sitelore.core.config import (
     Settings,
     SourceSpec,
     check_user_agent,
@@ -19,8 +19,8 @@ from sitelore.config import (
     parse_refresh,
     settings_json_schema,
 )
-from sitelore.config_toml import append_source, source_table, toml_key, toml_value
-from sitelore.errors import ConfigError, UsageError
+from sitelore.core.config_toml import append_source, source_table, toml_key, toml_value
+from sitelore.core.errors import ConfigError, UsageError
 
 SCHEMA = Path(__file__).resolve().parents[2] / "schemas" / "sitelore.schema.json"
 

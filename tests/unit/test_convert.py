@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from tests.samples import tiny_pdf
 
-from sitelore.convert import decode_body, html_to_document, html_view, to_document
-from sitelore.errors import ConversionError, UnsupportedContentTypeError
+from sitelore.core.convert import decode_body, html_to_document, html_view, to_document
+from sitelore.core.errors import ConversionError, UnsupportedContentTypeError
 
 URL = "https://docs.example.com/guide/page.html"
 FIXTURES = Path(__file__).parent / "fixtures"

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from sitelore.convert import to_document
+from sitelore.core.convert import to_document
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "fidelity"
 PY = "https://docs.python.org/3.11/"

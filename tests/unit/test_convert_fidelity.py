@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
-from sitelore.convert import to_document
-from sitelore.models import Document
+from sitelore.core.convert import to_document
+from sitelore.core.models import Document
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "fidelity"
 _FENCE = re.compile(r"^(\s*)(`{3,})([^`\s]*)\s*$")

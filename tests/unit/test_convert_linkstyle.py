@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from sitelore.convert import restyle_links
+from sitelore.core.convert import restyle_links
 
 SAMPLE = (
     'See [`Eq`](https://x.test/eq "Eq") and [docs](https://x.test/d), [again](https://x.test/d).\n'

@@ -6,12 +6,12 @@ import asyncio
 
 from tests.fakes import FakeClock
 
+from sitelore.core.models import PageOutcome, SkipReason
+from sitelore.core.options import CrawlOptions
+from sitelore.core.urls import Scope
+from sitelore.crawl.frontier import Frontier
 from sitelore.crawl.memory import MemoryFrontier, Origins
 from sitelore.crawl.port import Turn
-from sitelore.frontier import Frontier
-from sitelore.models import PageOutcome, SkipReason
-from sitelore.options import CrawlOptions
-from sitelore.urls import Scope
 
 SEED = "https://docs.test/"
 

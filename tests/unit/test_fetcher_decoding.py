@@ -8,8 +8,8 @@ from collections.abc import Callable
 
 import pytest
 
-from sitelore.errors import UnsupportedContentTypeError
-from sitelore.fetcher import _decode, _decoders
+from sitelore.adapters.fetcher import _decode, _decoders
+from sitelore.core.errors import UnsupportedContentTypeError
 
 PAYLOAD = b"<p>" + bytes(range(256)) * 300 + b"hello " * 20_000 + b"</p>"
 

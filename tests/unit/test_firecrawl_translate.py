@@ -7,12 +7,12 @@ from typing import Any
 
 import pytest
 
-from sitelore.errors import UsageError
-from sitelore.firecrawl.shapes import CrawlRequest, ScrapeRequest
-from sitelore.firecrawl.translate import crawl_options, path_filter, wanted
-from sitelore.models import SkipReason
-from sitelore.options import CrawlOptions, Limits
-from sitelore.urls import Scope
+from sitelore.core.errors import UsageError
+from sitelore.core.models import SkipReason
+from sitelore.core.options import CrawlOptions, Limits
+from sitelore.core.urls import Scope
+from sitelore.server.firecrawl.shapes import CrawlRequest, ScrapeRequest
+from sitelore.server.firecrawl.translate import crawl_options, path_filter, wanted
 
 SEED = "https://docs.example.com/guide/"
 

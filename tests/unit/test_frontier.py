@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from sitelore.errors import InvalidURLError
-from sitelore.frontier import CrawlItem, Frontier
-from sitelore.models import SkipReason
-from sitelore.options import CrawlOptions
-from sitelore.urls import Scope, normalize_url
+from sitelore.core.errors import InvalidURLError
+from sitelore.core.models import SkipReason
+from sitelore.core.options import CrawlOptions
+from sitelore.core.urls import Scope, normalize_url
+from sitelore.crawl.frontier import CrawlItem, Frontier
 
 SEED = "https://docs.example.com/"
 
@@ -345,7 +345,7 @@ def test_offer_links_normalises_each_distinct_string_once(
         return normalize_url(url)
 
     frontier = _frontier()
-    monkeypatch.setattr("sitelore.frontier.normalize_url", counting)
+    monkeypatch.setattr("sitelore.crawl.frontier.normalize_url", counting)
     sidebar = [_url(f"page-{i}") for i in range(50)] + ["mailto:x@y"]
     for _ in range(20):
         frontier.offer_links(sidebar, 1)

@@ -6,8 +6,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sitelore.frontier_redis import FrontierItem, bucket_count, decode_item, fingerprint, split_url
-from sitelore.store._pg_text import MAX_WORD_CHARS, index_text, tsquery_text
+from sitelore.adapters.frontier_redis import (
+    FrontierItem,
+    bucket_count,
+    decode_item,
+    fingerprint,
+    split_url,
+)
+from sitelore.adapters.store._pg_text import MAX_WORD_CHARS, index_text, tsquery_text
 
 
 class TestItems:

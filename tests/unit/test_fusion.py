@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from sitelore.store._fusion import RRF_K, fuse
-from sitelore.store._ranking import Candidate
+from sitelore.adapters.store._fusion import RRF_K, fuse
+from sitelore.adapters.store._ranking import Candidate
 
 
 def _c(page: str, section: int = 0, score: float = -1.0, snippet: str = "") -> Candidate:

@@ -7,8 +7,8 @@ import urllib.parse
 
 import pytest
 
-from sitelore.errors import BlockedURLError, ConfigError, InvalidURLError, UsageError
-from sitelore.guard import (
+from sitelore.core.errors import BlockedURLError, ConfigError, InvalidURLError, UsageError
+from sitelore.core.guard import (
     AddressPolicy,
     Target,
     check_url,
@@ -16,7 +16,7 @@ from sitelore.guard import (
     parse_resolve_entry,
     redact_url,
 )
-from sitelore.urls import normalize_url
+from sitelore.core.urls import normalize_url
 
 LOOPBACK_ONLY = AddressPolicy(["127.0.0.2"])
 

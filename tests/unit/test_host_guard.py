@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from sitelore.host_guard import HostPolicy, host_address
+from sitelore.server.host_guard import HostPolicy, host_address
 
 
 @pytest.mark.parametrize(

@@ -10,10 +10,10 @@ from typing import cast
 
 import pytest
 
-from sitelore.errors import BusyError, NotFoundError, RobotsRefusedError
-from sitelore.jobs import CrawlSlots, JobEvent, JobManager, JobStatus, OpenCrawl
-from sitelore.models import CrawlSummary, PageOutcome
-from sitelore.options import CrawlOptions, Limits
+from sitelore.app.jobs import CrawlSlots, JobEvent, JobManager, JobStatus, OpenCrawl
+from sitelore.core.errors import BusyError, NotFoundError, RobotsRefusedError
+from sitelore.core.models import CrawlSummary, PageOutcome
+from sitelore.core.options import CrawlOptions, Limits
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from sitelore.links import resolve_link, resolve_links
+from sitelore.core.links import resolve_link, resolve_links
 
 BASE = "https://docs.example.com/guide/page.html"
 

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from sitelore.convert import DocumentConverter, to_document
-from sitelore.links import LinkCache, link_resolver, resolve_link, resolve_links
+from sitelore.core.convert import DocumentConverter, to_document
+from sitelore.core.links import LinkCache, link_resolver, resolve_link, resolve_links
 
 _SAFE = "!#$%&'()*+,-./:;=?@[]_~"
 

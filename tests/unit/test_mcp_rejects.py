@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from sitelore.mcp_rejects import rejection
+from sitelore.server.mcp_rejects import rejection
 
 PARSE, INVALID = -32700, -32600
 

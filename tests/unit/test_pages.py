@@ -8,9 +8,9 @@ from collections.abc import AsyncIterator
 import pytest
 from tests.fakes import FakeFetcher, Route
 
-from sitelore.errors import UsageError
-from sitelore.pages import KeptBodies, check_headers
-from sitelore.ports import ExchangeObserver, Fetcher
+from sitelore.app.pages import KeptBodies, check_headers
+from sitelore.core.errors import UsageError
+from sitelore.core.ports import ExchangeObserver, Fetcher
 
 
 async def test_bodies_of_pages_are_kept_and_headers_added() -> None:

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from sitelore.politeness import (
+from sitelore.core.politeness import (
     Politeness,
     clamp_to_deadline,
     crawl_delay_refusal,

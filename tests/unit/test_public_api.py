@@ -42,7 +42,7 @@ def test_importing_sitelore_loads_no_engine_or_network_stack() -> None:
     """``import sitelore`` stays cheap: the names are imported on first use."""
     code = (
         "import sys, sitelore; "
-        "print(','.join(m for m in ('aiohttp', 'pydantic', 'sitelore.bootstrap', "
+        "print(','.join(m for m in ('aiohttp', 'pydantic', 'sitelore.app.bootstrap', "
         "'sitelore.crawl', 'selectolax') if m in sys.modules))"
     )
     loaded = subprocess.run(

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 import pytest
 from tests.fakes import Call, FakeFetcher, Route
 
-from sitelore.errors import (
+from sitelore.core.errors import (
     BlockedURLError,
     FetchTimeoutError,
     HTTPStatusError,
@@ -20,8 +20,8 @@ from sitelore.errors import (
     SiteloreError,
     TooManyRedirectsError,
 )
-from sitelore.robots import RobotsState, is_allowed
-from sitelore.robots_loader import make_robots_loader
+from sitelore.core.robots import RobotsState, is_allowed
+from sitelore.crawl.robots_loader import make_robots_loader
 
 ORIGIN = "https://docs.example.com"
 ROBOTS_URL = ORIGIN + "/robots.txt"

@@ -7,8 +7,8 @@ import dataclasses
 
 import pytest
 
-from sitelore.errors import InvalidURLError
-from sitelore.robots import (
+from sitelore.core.errors import InvalidURLError
+from sitelore.core.robots import (
     ALLOW_ALL,
     RobotsRules,
     allow_all_policy,

@@ -1,4 +1,4 @@
-"""Properties of sitelore.robots: parsing never raises; the matcher agrees with a reference."""
+"""Properties of sitelore.core.robots: parsing never raises; the matcher agrees with a reference."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import time
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-import sitelore.robots
-from sitelore.robots import (
+import sitelore.core.robots
+from sitelore.core.robots import (
     RobotsRule,
     RobotsRules,
     is_allowed,
@@ -264,8 +264,8 @@ def _imported_modules(tree: ast.AST) -> set[str]:
 
 
 def test_the_matcher_uses_no_regular_expressions() -> None:
-    """sitelore.robots imports neither ``re`` nor ``regex`` (in any form, at any depth)."""
-    tree = ast.parse(inspect.getsource(sitelore.robots))
+    """sitelore.core.robots imports neither ``re`` nor ``regex`` (in any form, at any depth)."""
+    tree = ast.parse(inspect.getsource(sitelore.core.robots))
     roots = {name.split(".")[0] for name in _imported_modules(tree)}
     assert roots, "the module's imports were not found"
     assert "asyncio" in roots  # the walk does see the module's real imports

@@ -4,9 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from sitelore.models import SearchHit
-from sitelore.store._query import fts5_query, search_terms, tsquery_terms
-from sitelore.store._ranking import Candidate, candidate_sizes, enough_pages, page_key, rank_pages
+from sitelore.adapters.store._query import fts5_query, search_terms, tsquery_terms
+from sitelore.adapters.store._ranking import (
+    Candidate,
+    candidate_sizes,
+    enough_pages,
+    page_key,
+    rank_pages,
+)
+from sitelore.core.models import SearchHit
 
 
 @pytest.mark.parametrize(

@@ -6,8 +6,8 @@ import pickle
 
 import pytest
 
-from sitelore.convert import to_document
-from sitelore.sections import (
+from sitelore.core.convert import to_document
+from sitelore.core.sections import (
     anchor_url,
     heading_line,
     plain_text,

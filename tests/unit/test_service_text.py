@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sitelore.errors import UsageError
-from sitelore.models import StoredDocument
-from sitelore.service import document_header, fence, text_window
+from sitelore.app.service import document_header, fence, text_window
+from sitelore.core.errors import UsageError
+from sitelore.core.models import StoredDocument
 
 
 def windows(text: str, budget: int) -> list[str]:

@@ -6,10 +6,10 @@ import gzip
 
 import pytest
 
-from sitelore.models import Document, Headers
-from sitelore.robots import parse_robots_txt
-from sitelore.sitemaps import SitemapError, parse_sitemap, same_host, sitemap_candidates
-from sitelore.xrobots import apply_robots_tag, robots_tag_directives
+from sitelore.core.models import Document, Headers
+from sitelore.core.robots import parse_robots_txt
+from sitelore.core.sitemaps import SitemapError, parse_sitemap, same_host, sitemap_candidates
+from sitelore.core.xrobots import apply_robots_tag, robots_tag_directives
 
 BASE = "http://docs.test/sitemap.xml"
 NS = 'xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"'

@@ -20,17 +20,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from warcio.archiveiterator import ArchiveIterator
 
-from sitelore.errors import (
-    ArchiveError,
-    NoSnapshotError,
-    ResponseTooLargeError,
-    TooManyRedirectsError,
-)
-from sitelore.guard import AddressPolicy
-from sitelore.models import Exchange, Headers, SnapshotMode, page_id
-from sitelore.options import Limits
-from sitelore.ports import ExchangeObserver, Fetcher, Snapshots
-from sitelore.snapshots import (
+from sitelore.adapters.snapshots import (
     CaptureIndex,
     CaptureSnapshots,
     CaptureWriter,
@@ -38,7 +28,17 @@ from sitelore.snapshots import (
     ReplaySnapshots,
     payload_digest,
 )
-from sitelore.snapshots._records import parse_response, request_record, response_record
+from sitelore.adapters.snapshots._records import parse_response, request_record, response_record
+from sitelore.core.errors import (
+    ArchiveError,
+    NoSnapshotError,
+    ResponseTooLargeError,
+    TooManyRedirectsError,
+)
+from sitelore.core.guard import AddressPolicy
+from sitelore.core.models import Exchange, Headers, SnapshotMode, page_id
+from sitelore.core.options import Limits
+from sitelore.core.ports import ExchangeObserver, Fetcher, Snapshots
 
 WHEN = datetime(2026, 1, 2, 3, 4, 5, 678901, tzinfo=UTC)
 HTML = ("Content-Type", "text/html; charset=utf-8")

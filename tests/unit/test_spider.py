@@ -9,17 +9,22 @@ from typing import ClassVar
 import pytest
 from tests.fakes import FakeClock, FakeFetcher, Route, page
 
-from sitelore.crawl import Spider
-from sitelore.errors import (
+from sitelore.adapters.store import open_store
+from sitelore.core.errors import (
     BlockedURLError,
     FetchTimeoutError,
     InvalidURLError,
     RobotsRefusedError,
 )
-from sitelore.models import CrawlSummary
-from sitelore.options import CrawlOptions
-from sitelore.robots import RobotsRules, allow_all_policy, create_robots_policy, parse_robots_txt
-from sitelore.store import open_store
+from sitelore.core.models import CrawlSummary
+from sitelore.core.options import CrawlOptions
+from sitelore.core.robots import (
+    RobotsRules,
+    allow_all_policy,
+    create_robots_policy,
+    parse_robots_txt,
+)
+from sitelore.crawl import Spider
 
 
 def wide_tree(fanout: tuple[int, ...]) -> tuple[dict[str, Route], dict[str, int]]:
@@ -391,7 +396,7 @@ class TestRobots:
 
     async def test_unreachable_robots_on_the_seed_origin_is_a_usage_error(self) -> None:
         """robots.txt answering 5xx on the start origin refuses the crawl."""
-        from sitelore.robots import unreachable_rules
+        from sitelore.core.robots import unreachable_rules
 
         with pytest.raises(RobotsRefusedError, match="server error"):
             await run_crawl(TREE, robots={"https://docs.test": unreachable_rules("503")})

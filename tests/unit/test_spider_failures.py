@@ -13,14 +13,14 @@ import pytest
 from tests.fakes import FakeClock, FakeFetcher
 from tests.unit.test_spider import TREE
 
-from sitelore.convert import DocumentConverter
+from sitelore.adapters.store import open_store
+from sitelore.core.convert import DocumentConverter
+from sitelore.core.errors import StoreError, StoreLocationError
+from sitelore.core.models import CrawlSummary, Document, FetchMeta, UpsertResult
+from sitelore.core.options import CrawlOptions
+from sitelore.core.ports import Converter
+from sitelore.core.robots import allow_all_policy
 from sitelore.crawl import Spider
-from sitelore.errors import StoreError, StoreLocationError
-from sitelore.models import CrawlSummary, Document, FetchMeta, UpsertResult
-from sitelore.options import CrawlOptions
-from sitelore.ports import Converter
-from sitelore.robots import allow_all_policy
-from sitelore.store import open_store
 
 HOSTILE = "https://docs.test/a"
 

@@ -8,18 +8,18 @@ from dataclasses import dataclass, field
 
 from tests.fakes import FakeClock, FakeFetcher, Route, page
 
-from sitelore.crawl import Spider
-from sitelore.errors import NetworkError
-from sitelore.models import ChangeKind, CrawlSummary
-from sitelore.options import CrawlOptions
-from sitelore.robots import (
+from sitelore.adapters.store import MEMORY, SQLiteStore
+from sitelore.core.errors import NetworkError
+from sitelore.core.models import ChangeKind, CrawlSummary
+from sitelore.core.options import CrawlOptions
+from sitelore.core.robots import (
     RobotsRules,
     allow_all_policy,
     create_robots_policy,
     parse_robots_txt,
 )
-from sitelore.sitemaps import BeforeFetch, SitemapResult
-from sitelore.store import MEMORY, SQLiteStore
+from sitelore.core.sitemaps import BeforeFetch, SitemapResult
+from sitelore.crawl import Spider
 
 SEED = "https://docs.test/"
 

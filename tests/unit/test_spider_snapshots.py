@@ -8,12 +8,12 @@ from pathlib import Path
 
 from tests.fakes import FakeClock, FakeFetcher, Route, page
 
+from sitelore.adapters.store import SQLiteStore
+from sitelore.core.errors import ArchiveError
+from sitelore.core.models import CaptureRef
+from sitelore.core.options import CrawlOptions
+from sitelore.core.robots import allow_all_policy
 from sitelore.crawl import Spider
-from sitelore.errors import ArchiveError
-from sitelore.models import CaptureRef
-from sitelore.options import CrawlOptions
-from sitelore.robots import allow_all_policy
-from sitelore.store import SQLiteStore
 
 SEED = "https://docs.example.com/"
 

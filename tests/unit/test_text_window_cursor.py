@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from sitelore.errors import UsageError
-from sitelore.service import text_window
+from sitelore.app.service import text_window
+from sitelore.core.errors import UsageError
 
 TEXT = "0123456789" * 3
 

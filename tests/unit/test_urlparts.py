@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sitelore.urlparts import ipv4_from_host
+from sitelore.core.urlparts import ipv4_from_host
 
 octets = st.lists(st.integers(min_value=0, max_value=255), min_size=4, max_size=4)
 

@@ -8,10 +8,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sitelore.errors import InvalidURLError
-from sitelore.models import SkipReason
-from sitelore.options import CrawlOptions
-from sitelore.urls import Scope, normalize_url, origin
+from sitelore.core.errors import InvalidURLError
+from sitelore.core.models import SkipReason
+from sitelore.core.options import CrawlOptions
+from sitelore.core.urls import Scope, normalize_url, origin
 
 NORMALIZED = [
     pytest.param("http://example.com/a", "http://example.com/a", id="already-normal"),

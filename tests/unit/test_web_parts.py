@@ -8,12 +8,12 @@ from typing import cast
 
 import pytest
 
-from sitelore.models import SearchHit
-from sitelore.web import _safe_next
-from sitelore.web.crawls import parse_crawl_form, skipped_line
-from sitelore.web.documents import ResultView, result_view
-from sitelore.web.gate import is_ui_path
-from sitelore.web.markdown import render_markdown
+from sitelore.core.models import SearchHit
+from sitelore.server.web import _safe_next
+from sitelore.server.web.crawls import parse_crawl_form, skipped_line
+from sitelore.server.web.documents import ResultView, result_view
+from sitelore.server.web.gate import is_ui_path
+from sitelore.server.web.markdown import render_markdown
 
 HOSTILE = [
     ("<script>alert(1)</script>", "<script"),

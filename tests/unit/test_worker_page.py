@@ -10,17 +10,17 @@ from collections.abc import AsyncIterator, Mapping
 import pytest
 from tests.fakes import FakeClock, FakeFetcher, Route
 
-from sitelore.convert import DocumentConverter
+from sitelore.adapters.frontier_redis import Completion, FrontierItem, Lease, Outcome
+from sitelore.adapters.store import MEMORY, SQLiteStore
+from sitelore.app.worker import SharedRobots, rules_from_json, rules_to_json
+from sitelore.app.worker._leases import LinkFilter, RedisLease, completion_of
+from sitelore.core.convert import DocumentConverter
+from sitelore.core.errors import BlockedURLError, NetworkError
+from sitelore.core.options import CrawlOptions, Limits
+from sitelore.core.robots import RobotsRules, is_allowed, parse_robots_txt
+from sitelore.core.urls import Scope
 from sitelore.crawl.page import PagePipeline
-from sitelore.errors import BlockedURLError, NetworkError
-from sitelore.frontier_redis import Completion, FrontierItem, Lease, Outcome
-from sitelore.options import CrawlOptions, Limits
-from sitelore.revisit import Revisit
-from sitelore.robots import RobotsRules, is_allowed, parse_robots_txt
-from sitelore.store import MEMORY, SQLiteStore
-from sitelore.urls import Scope
-from sitelore.worker import SharedRobots, rules_from_json, rules_to_json
-from sitelore.worker._leases import LinkFilter, RedisLease, completion_of
+from sitelore.crawl.revisit import Revisit
 
 SEED = "https://docs.test/"
 

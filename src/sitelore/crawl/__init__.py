@@ -6,7 +6,7 @@
 * ``memory``: the in-process frontier adapter (BFS, per-origin locks and spacing).
 * ``engine``: a local crawl (``Spider``/``CrawlRun``): seed checks, sitemaps, summary.
 
-The Redis adapter lives in ``sitelore.worker`` (it needs the Redis client).
+The Redis adapter lives in ``sitelore.app.worker`` (it needs the Redis client).
 """
 
 from __future__ import annotations

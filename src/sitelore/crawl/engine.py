@@ -14,7 +14,7 @@ Scheduling: ``concurrency`` slots run the one crawl loop (``crawl.loop``) over a
 origin, spacing shared by every crawl of the process) and the one page pipeline
 (``crawl.page``), the same pipeline the scale-out workers run over Redis. The origin
 is let go after the exchange, so its next request overlaps this page's conversion (in
-the :class:`~sitelore.ports.Converter` worker processes); a rendered page keeps its
+the :class:`~sitelore.core.ports.Converter` worker processes); a rendered page keeps its
 origin until it is stored (its own requests go to that origin too).
 
 Per-page errors: anything raised while converting or storing one page (a
@@ -26,7 +26,7 @@ The whole crawl runs under the deadline: in-flight requests and sleeps are
 cancelled when it passes and what was fetched is kept.
 
 Re-crawls: an ``incremental`` spider sends each stored document's validators and
-lets :class:`~sitelore.revisit.Revisit` say what a ``304`` or ``404``/``410`` means;
+lets :class:`~sitelore.crawl.revisit.Revisit` say what a ``304`` or ``404``/``410`` means;
 each outcome names its change kind. With ``options.sitemap`` the site's sitemaps
 seed the frontier at depth 1 before the workers start (scope, caps, robots apply).
 """
@@ -38,25 +38,25 @@ import contextlib
 import logging
 from collections.abc import Callable
 
-from sitelore.convert import DocumentConverter
-from sitelore.crawl.loop import run_slots
-from sitelore.crawl.memory import MemoryFrontier, Origins
-from sitelore.crawl.page import PagePipeline
-from sitelore.crawl.seeding import read_sitemaps, sitemap_warnings
-from sitelore.errors import (
+from sitelore.core.convert import DocumentConverter
+from sitelore.core.errors import (
     FetchTimeoutError,
     RobotsDeniedError,
     RobotsRefusedError,
     SiteloreError,
 )
-from sitelore.frontier import Frontier
-from sitelore.models import CrawlSummary, PageError, PageOutcome, SkipReason, Snapshot
-from sitelore.options import CrawlOptions, Limits
-from sitelore.ports import Clock, Converter, Fetcher, Renderer, Store
-from sitelore.revisit import Revisit
-from sitelore.robots import RobotsPolicy, robots_origin, unreachable_reason
-from sitelore.sitemaps import SitemapLoader
-from sitelore.urls import Scope, normalize_url, origin
+from sitelore.core.models import CrawlSummary, PageError, PageOutcome, SkipReason, Snapshot
+from sitelore.core.options import CrawlOptions, Limits
+from sitelore.core.ports import Clock, Converter, Fetcher, Renderer, Store
+from sitelore.core.robots import RobotsPolicy, robots_origin, unreachable_reason
+from sitelore.core.sitemaps import SitemapLoader
+from sitelore.core.urls import Scope, normalize_url, origin
+from sitelore.crawl.frontier import Frontier
+from sitelore.crawl.loop import run_slots
+from sitelore.crawl.memory import MemoryFrontier, Origins
+from sitelore.crawl.page import PagePipeline
+from sitelore.crawl.revisit import Revisit
+from sitelore.crawl.seeding import read_sitemaps, sitemap_warnings
 
 __all__ = ["CrawlRun", "Spider", "UrlCheck"]
 

@@ -1,10 +1,10 @@
 """The in-process frontier adapter: BFS queue, one request in flight per origin, spacing.
 
 :class:`MemoryFrontier` implements the ``crawl.port.Frontier`` port for one crawl over
-the pure :class:`~sitelore.frontier.Frontier` (BFS order, budget, skip counts) and an
+the pure :class:`~sitelore.crawl.frontier.Frontier` (BFS order, budget, skip counts) and an
 :class:`Origins` table shared by every crawl of the process: one ``asyncio.Lock`` per
 origin (one request in flight, waiters served in FIFO order) and one
-:class:`~sitelore.politeness.Politeness` (spacing, Crawl-delay, Retry-After). Two crawls
+:class:`~sitelore.core.politeness.Politeness` (spacing, Crawl-delay, Retry-After). Two crawls
 of one origin therefore queue on the same lock and are spaced by the larger delay.
 Throttles stay per crawl: whether a wait can be made depends on the crawl's deadline.
 
@@ -18,13 +18,13 @@ from __future__ import annotations
 import asyncio
 from typing import Protocol
 
+from sitelore.core.models import PageOutcome, SkipReason
+from sitelore.core.politeness import Politeness, clamp_to_deadline
+from sitelore.core.ports import Clock
+from sitelore.core.robots import MAX_CRAWL_DELAY_MS
+from sitelore.core.urls import origin
+from sitelore.crawl.frontier import Frontier
 from sitelore.crawl.port import CrawlItem, PageResult, Step, Turn
-from sitelore.frontier import Frontier
-from sitelore.models import PageOutcome, SkipReason
-from sitelore.politeness import Politeness, clamp_to_deadline
-from sitelore.ports import Clock
-from sitelore.robots import MAX_CRAWL_DELAY_MS
-from sitelore.urls import origin
 
 __all__ = ["MemoryFrontier", "Origins", "Reporter"]
 

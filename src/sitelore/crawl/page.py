@@ -22,8 +22,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Protocol, TypeVar
 
-from sitelore.crawl.port import CrawlItem, Lease, PageResult, Step, Turn
-from sitelore.errors import (
+from sitelore.core.errors import (
     EXIT_CONFIG,
     BlockedURLError,
     ConversionError,
@@ -40,7 +39,7 @@ from sitelore.errors import (
     TooManyRedirectsError,
     UsageError,
 )
-from sitelore.models import (
+from sitelore.core.models import (
     ChangeKind,
     Document,
     FetchMeta,
@@ -50,13 +49,14 @@ from sitelore.models import (
     Snapshot,
     UpsertResult,
 )
-from sitelore.options import CrawlOptions, Limits
-from sitelore.politeness import crawl_delay_refusal, parse_retry_after, retry_after_refusal
-from sitelore.ports import CaptureLinks, Clock, Converter, Fetcher, Renderer, Store, SubFetch
-from sitelore.revisit import Prepared, Revisit, change_of
-from sitelore.robots import MAX_CRAWL_DELAY_MS, RobotsRules, is_allowed
-from sitelore.urls import Scope, normalize_url, origin
-from sitelore.xrobots import apply_robots_tag
+from sitelore.core.options import CrawlOptions, Limits
+from sitelore.core.politeness import crawl_delay_refusal, parse_retry_after, retry_after_refusal
+from sitelore.core.ports import CaptureLinks, Clock, Converter, Fetcher, Renderer, Store, SubFetch
+from sitelore.core.robots import MAX_CRAWL_DELAY_MS, RobotsRules, is_allowed
+from sitelore.core.urls import Scope, normalize_url, origin
+from sitelore.core.xrobots import apply_robots_tag
+from sitelore.crawl.port import CrawlItem, Lease, PageResult, Step, Turn
+from sitelore.crawl.revisit import Prepared, Revisit, change_of
 
 __all__ = ["PagePipeline", "RobotsSource"]
 

@@ -25,8 +25,8 @@ import dataclasses
 import enum
 from typing import Protocol, TypeVar
 
-from sitelore.frontier import CrawlItem
-from sitelore.models import PageOutcome, SkipReason
+from sitelore.core.models import PageOutcome, SkipReason
+from sitelore.crawl.frontier import CrawlItem
 
 __all__ = ["CrawlItem", "Frontier", "Lease", "LeaseT", "PageResult", "Step", "Turn"]
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
-from sitelore.errors import SiteloreError
-from sitelore.robots import RobotsPolicy
-from sitelore.sitemaps import SitemapLoader, SitemapResult
-from sitelore.urls import origin
+from sitelore.core.errors import SiteloreError
+from sitelore.core.robots import RobotsPolicy
+from sitelore.core.sitemaps import SitemapLoader, SitemapResult
+from sitelore.core.urls import origin
 
 __all__ = ["read_sitemaps", "sitemap_warnings"]
 

@@ -1,0 +1,313 @@
+"""An archive directory: WARC files written one per crawl, their index, and reading records back.
+
+Layout::
+
+    DIR/
+      sitelore-20260101T120000Z-1a2b3c4d.warc.gz   one file per capturing crawl
+      index.sqlite3                                 page id / URL -> file, offset, digest
+
+Writing never blocks the event loop: encoding and appending run in a worker thread,
+one record pair at a time (a lock keeps offsets exact). Each file opens with a
+``warcinfo`` record; each exchange appends its response record, then its request
+record. Files are created exclusively and never rewritten, so two crawls capturing
+into one directory never share a file.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import BinaryIO
+
+from warcio.archiveiterator import ArchiveIterator
+from warcio.exceptions import ArchiveLoadFailed
+
+from sitelore import __version__
+from sitelore.adapters.snapshots._index import CaptureIndex, IndexEntry
+from sitelore.adapters.snapshots._records import (
+    HOP_FIELD,
+    PAGE_ID_FIELD,
+    ParsedResponse,
+    parse_response,
+    request_record,
+    response_record,
+    warc_date,
+    warcinfo_record,
+)
+from sitelore.core.errors import ArchiveError
+from sitelore.core.models import CaptureRef, Exchange, Snapshot, page_id
+
+__all__ = [
+    "WARC_SUFFIX",
+    "CaptureWriter",
+    "WarcReader",
+    "read_entry",
+    "read_raw",
+    "rebuild_index",
+]
+
+#: The suffix of the WARC files sitelore writes (gzip per record).
+WARC_SUFFIX = ".warc.gz"
+
+
+def _file_name(now: datetime) -> str:
+    stamp = now.astimezone(UTC).strftime("%Y%m%dT%H%M%SZ")
+    return f"sitelore-{stamp}-{secrets.token_hex(4)}{WARC_SUFFIX}"
+
+
+class CaptureWriter:
+    """Appends one crawl's exchanges to a new WARC file in an archive and indexes them.
+
+    Open with :meth:`open`; :meth:`record` is the fetcher's exchange observer;
+    :meth:`ref_for` names the record of a fetch's final response; :meth:`aclose` at
+    the end of the crawl.
+    """
+
+    def __init__(
+        self, directory: Path, seed_id: str, path: Path, out: BinaryIO, index: CaptureIndex
+    ) -> None:
+        self.directory = directory
+        self.seed_id = seed_id
+        self.path = path
+        self._out = out
+        self._index = index
+        self._size = 0
+        self._lock = asyncio.Lock()
+        self._refs: dict[tuple[str, str], CaptureRef] = {}
+        self._warcinfo_id: str | None = None
+        self.records = 0
+
+    @classmethod
+    def open(
+        cls, directory: Path, seed_id: str, *, now: datetime, info: Mapping[str, str]
+    ) -> CaptureWriter:
+        """Create ``directory`` if needed, a new WARC file in it, and open its index."""
+        directory = directory.expanduser().absolute()
+        index = CaptureIndex(directory, create=True)
+        path = directory / _file_name(now)
+        try:
+            out = path.open("xb")
+        except OSError as exc:
+            index.close()
+            raise ArchiveError(f"{path}: cannot create the WARC file: {exc}") from exc
+        writer = cls(directory, seed_id, path, out, index)
+        fields = {
+            "software": f"sitelore/{__version__} (warcio)",
+            "format": "WARC File Format 1.1",
+            "conformsTo": "https://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/",
+            "isPartOf": seed_id,
+            "description": (
+                "Bodies are stored decompressed and de-chunked; WARC-Sitelore-Decoded "
+                "lists the HTTP headers renamed X-Orig-<name> because of it."
+            ),
+            **info,
+        }
+        record = warcinfo_record(path.name, fields)
+        try:
+            writer._append(record.data)
+        except ArchiveError:
+            writer._close_now()
+            raise
+        writer._warcinfo_id = record.record_id
+        return writer
+
+    def __repr__(self) -> str:
+        return f"CaptureWriter({str(self.path)!r}, records={self.records})"
+
+    def _append(self, data: bytes) -> int:
+        """Append one gzip member; return its offset (called under the lock)."""
+        offset = self._size
+        try:
+            self._out.write(data)
+            self._out.flush()
+        except (OSError, ValueError) as exc:
+            raise ArchiveError(f"{self.path}: cannot write the capture: {exc}") from exc
+        self._size += len(data)
+        return offset
+
+    def _write_exchange(self, exchange: Exchange, pid: str) -> IndexEntry:
+        """Encode and append the response and request records of one exchange (a thread)."""
+        response = response_record(exchange, pid, warcinfo_id=self._warcinfo_id)
+        request = request_record(exchange, pid, concurrent_to=response.record_id)
+        offset = self._append(response.data)
+        self._append(request)
+        return IndexEntry(
+            page_id=pid,
+            url=exchange.url,
+            hop=exchange.hop,
+            status=exchange.status,
+            warc_file=self.path.name,
+            offset=offset,
+            length=len(response.data),
+            digest=response.digest,
+            record_id=response.record_id,
+            captured_at=warc_date(exchange.started_at),
+        )
+
+    async def record(self, exchange: Exchange) -> None:
+        """Archive one exchange and index its response (the fetcher's observer)."""
+        pid = page_id(self.seed_id, exchange.fetch_url)
+        async with self._lock:
+            entry = await asyncio.to_thread(self._write_exchange, exchange, pid)
+            self._index.put(entry)
+            self.records += 1
+            self._refs[(pid, exchange.url)] = CaptureRef(
+                warc_file=str(self.path),
+                offset=entry.offset,
+                length=entry.length,
+                digest=entry.digest,
+                record_id=entry.record_id,
+                page_id=pid,
+            )
+
+    def ref_for(self, fetch_url: str, url: str) -> CaptureRef | None:
+        """The record of the response to ``url`` in the fetch of ``fetch_url``, if captured."""
+        return self._refs.get((page_id(self.seed_id, fetch_url), url))
+
+    def _close_now(self) -> None:
+        try:
+            self._out.close()
+        finally:
+            self._index.close()
+
+    async def aclose(self) -> None:
+        """Finish the file and close the index (waits for a write in progress)."""
+        async with self._lock:
+            self._close_now()
+
+
+# ---------------------------------------------------------------- reading
+
+
+def read_raw(path: Path, offset: int, length: int) -> bytes:
+    """The ``length`` bytes of the record at ``offset`` in ``path`` (one gzip member)."""
+    try:
+        with path.open("rb") as handle:
+            handle.seek(offset)
+            data = handle.read(length)
+    except OSError as exc:
+        raise ArchiveError(f"{path}: cannot read the capture: {exc.strerror or exc}") from exc
+    if len(data) != length:
+        raise ArchiveError(f"{path}@{offset}: the file ends inside the record")
+    return data
+
+
+def read_entry(directory: Path, entry: IndexEntry) -> ParsedResponse:
+    """The response an index entry points at, checked against the entry's digest."""
+    path = directory / entry.warc_file
+    where = f"{path}@{entry.offset}"
+    parsed = parse_response(read_raw(path, entry.offset, entry.length), where=where)
+    if parsed.digest != entry.digest:
+        raise ArchiveError(f"{where}: the record is not the one the index names")
+    return parsed
+
+
+class WarcReader:
+    """``ports.CaptureReader`` on WARC files: the response a :class:`CaptureRef` names.
+
+    ``archive``, when given, is where the WARC files are now (an archive that was moved
+    or copied): the file is looked up there by name instead of at its recorded path.
+    """
+
+    def __init__(self, archive: Path | None = None) -> None:
+        self._archive = archive.expanduser().absolute() if archive is not None else None
+
+    def path_of(self, ref: CaptureRef) -> Path:
+        """Where the WARC file of ``ref`` is read from."""
+        recorded = Path(ref.warc_file)
+        return self._archive / recorded.name if self._archive is not None else recorded
+
+    async def raw(self, ref: CaptureRef) -> bytes:
+        """The record's bytes exactly as stored (one gzip member), digest checked."""
+        path = self.path_of(ref)
+        data = await asyncio.to_thread(read_raw, path, ref.offset, ref.length)
+        self._check(ref, path, await asyncio.to_thread(_parse, data, f"{path}@{ref.offset}"))
+        return data
+
+    async def read(self, ref: CaptureRef) -> Snapshot:
+        """The captured response as a snapshot (``fetched_at`` is the capture time)."""
+        path = self.path_of(ref)
+        where = f"{path}@{ref.offset}"
+        data = await asyncio.to_thread(read_raw, path, ref.offset, ref.length)
+        parsed = await asyncio.to_thread(_parse, data, where)
+        self._check(ref, path, parsed)
+        return Snapshot(
+            url=parsed.target_uri,
+            final_url=parsed.target_uri,
+            status=parsed.status,
+            headers=parsed.headers,
+            body=parsed.body,
+            fetched_at=parsed.date,
+            elapsed_ms=0.0,
+            address=parsed.address,
+            capture=ref,
+        )
+
+    @staticmethod
+    def _check(ref: CaptureRef, path: Path, parsed: ParsedResponse) -> None:
+        if parsed.digest != ref.digest or parsed.record_id != ref.record_id:
+            raise ArchiveError(f"{path}@{ref.offset}: not the record the document links to")
+
+
+def _parse(data: bytes, where: str) -> ParsedResponse:
+    return parse_response(data, where=where)
+
+
+# ---------------------------------------------------------------- rebuilding the index
+
+
+def rebuild_index(directory: Path) -> int:
+    """Recreate the index of ``directory`` from its WARC files; return the entries made.
+
+    Reads the ``WARC-Sitelore-Page-ID`` and ``WARC-Sitelore-Hop`` fields of every
+    response record; files are read in name order (which is capture order), so a
+    later capture of the same page and URL wins, as it did when captured.
+    """
+    directory = directory.expanduser().absolute()
+    if not directory.is_dir():
+        raise ArchiveError(f"{directory}: no such snapshot archive (directory missing)")
+    entries = [
+        entry for path in sorted(directory.glob("*" + WARC_SUFFIX)) for entry in _entries_of(path)
+    ]
+    index = CaptureIndex(directory, create=True)
+    try:
+        index.put_many(entries)
+    finally:
+        index.close()
+    return len(entries)
+
+
+def _entries_of(path: Path) -> list[IndexEntry]:
+    entries: list[IndexEntry] = []
+    try:
+        with path.open("rb") as handle:
+            iterator = ArchiveIterator(handle)
+            for record in iterator:
+                fields = record.rec_headers
+                pid = fields.get_header(PAGE_ID_FIELD)
+                if record.rec_type != "response" or not pid or record.http_headers is None:
+                    continue
+                entries.append(
+                    IndexEntry(
+                        page_id=pid,
+                        url=fields.get_header("WARC-Target-URI"),
+                        hop=int(fields.get_header(HOP_FIELD) or 0),
+                        status=int(record.http_headers.get_statuscode()),
+                        warc_file=path.name,
+                        offset=iterator.get_record_offset(),
+                        length=_record_length(iterator),
+                        digest=fields.get_header("WARC-Payload-Digest") or "",
+                        record_id=fields.get_header("WARC-Record-ID"),
+                        captured_at=fields.get_header("WARC-Date"),
+                    )
+                )
+    except (ArchiveLoadFailed, OSError, ValueError) as exc:
+        raise ArchiveError(f"{path}: cannot index: {exc}") from exc
+    return entries
+
+
+def _record_length(iterator: ArchiveIterator) -> int:
+    return int(iterator.get_record_length())

@@ -1,0 +1,269 @@
+"""The three snapshot modes of the fetch path: live, capture and replay.
+
+* :class:`LiveSnapshots` hands the crawl the real fetcher, unobserved.
+* :class:`CaptureSnapshots` hands it the real fetcher with a :class:`CaptureWriter` as
+  its exchange observer, wrapped in :class:`CapturingFetcher`, which only adds the
+  final response's record to each snapshot (``Snapshot.capture``).
+* :class:`ReplaySnapshots` hands it a :class:`ReplayFetcher`, which answers from the
+  archive only. It never calls the live factory, so no ``ClientSession`` is created
+  and no socket is opened. Redirects are replayed hop by hop under the live rules
+  (:func:`~sitelore.adapters.fetcher.follow_redirect`: hop limit, loop check, address guard)
+  and the crawl's ``check_hop`` runs before each, so robots.txt is re-checked as it
+  was live. A page without a captured response fails alone with ``NoSnapshotError``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+from collections.abc import AsyncIterator, Mapping
+from pathlib import Path
+
+from sitelore.adapters.clock import SystemClock
+from sitelore.adapters.fetcher import follow_redirect, redirect_location
+from sitelore.adapters.snapshots._archive import CaptureWriter, read_entry
+from sitelore.adapters.snapshots._index import CaptureIndex, IndexEntry
+from sitelore.adapters.snapshots._records import ParsedResponse
+from sitelore.core.errors import ArchiveError, NoSnapshotError, ResponseTooLargeError
+from sitelore.core.guard import AddressPolicy, check_url
+from sitelore.core.models import CaptureRef, Snapshot, SnapshotMode, page_id
+from sitelore.core.options import Limits
+from sitelore.core.ports import Clock, Fetcher, HopCheck, LiveFetcher
+
+__all__ = [
+    "CaptureSnapshots",
+    "CapturingFetcher",
+    "LiveSnapshots",
+    "ReplayFetcher",
+    "ReplaySnapshots",
+]
+
+
+class LiveSnapshots:
+    """``ports.Snapshots`` for plain crawls: the network, nothing recorded."""
+
+    __slots__ = ()
+
+    @property
+    def mode(self) -> SnapshotMode:
+        """Always ``live``."""
+        return SnapshotMode.LIVE
+
+    def fetch_path(
+        self, seed_id: str, live: LiveFetcher
+    ) -> contextlib.AbstractAsyncContextManager[Fetcher]:
+        """The real fetcher, unobserved."""
+        return live(None)
+
+
+class CapturingFetcher:
+    """``ports.Fetcher`` that fetches through ``inner`` and names each response's record.
+
+    ``inner`` reports every exchange to ``writer`` (its observer); this wrapper only
+    sets ``Snapshot.capture`` to the record of the final response.
+    """
+
+    def __init__(self, inner: Fetcher, writer: CaptureWriter) -> None:
+        self._inner = inner
+        self._writer = writer
+
+    async def fetch(
+        self,
+        url: str,
+        *,
+        max_bytes: int | None = None,
+        headers: Mapping[str, str] | None = None,
+        check_hop: HopCheck | None = None,
+        timeout: float | None = None,
+        truncate: bool = False,
+    ) -> Snapshot:
+        """Fetch ``url`` live; the snapshot names the WARC record of its final response."""
+        snapshot = await self._inner.fetch(
+            url,
+            max_bytes=max_bytes,
+            headers=headers,
+            check_hop=check_hop,
+            timeout=timeout,
+            truncate=truncate,
+        )
+        ref = self._writer.ref_for(url, snapshot.final_url)
+        return snapshot if ref is None else dataclasses.replace(snapshot, capture=ref)
+
+
+class CaptureSnapshots:
+    """``ports.Snapshots`` that records every exchange of a crawl into ``directory``.
+
+    Each crawl writes a new WARC file there (the directory is created if needed) and
+    indexes its responses in the directory's ``index.sqlite3``. ``info`` adds fields to
+    the file's ``warcinfo`` record.
+    """
+
+    def __init__(
+        self,
+        directory: Path,
+        *,
+        clock: Clock | None = None,
+        info: Mapping[str, str] | None = None,
+    ) -> None:
+        self.directory = directory
+        self._clock: Clock = clock or SystemClock()
+        self._info = dict(info or {})
+
+    @property
+    def mode(self) -> SnapshotMode:
+        """Always ``capture``."""
+        return SnapshotMode.CAPTURE
+
+    def __repr__(self) -> str:
+        return f"CaptureSnapshots({str(self.directory)!r})"
+
+    @contextlib.asynccontextmanager
+    async def fetch_path(self, seed_id: str, live: LiveFetcher) -> AsyncIterator[Fetcher]:
+        """The live fetcher, observed by a writer into a new WARC file of the archive."""
+        writer = CaptureWriter.open(self.directory, seed_id, now=self._clock.now(), info=self._info)
+        try:
+            async with live(writer.record) as inner:
+                yield CapturingFetcher(inner, writer)
+        finally:
+            await writer.aclose()
+
+
+class ReplayFetcher:
+    """``ports.Fetcher`` that serves responses from an archive only; it has no network.
+
+    ``policy`` and ``limits`` are the live crawl's, so a replayed redirect is refused
+    exactly where the live one was.
+    """
+
+    def __init__(
+        self,
+        index: CaptureIndex,
+        seed_id: str,
+        *,
+        policy: AddressPolicy,
+        limits: Limits,
+    ) -> None:
+        self._index = index
+        self._directory = index.directory
+        self._seed_id = seed_id
+        self._policy = policy
+        self._limits = limits
+
+    async def fetch(
+        self,
+        url: str,
+        *,
+        max_bytes: int | None = None,
+        headers: Mapping[str, str] | None = None,
+        check_hop: HopCheck | None = None,
+        timeout: float | None = None,
+        truncate: bool = False,
+    ) -> Snapshot:
+        """Replay the fetch of ``url`` as captured: every hop from the archive.
+
+        Raises:
+            NoSnapshotError: no captured response for this page (or one of its hops),
+                or the captured record is unreadable.
+            InvalidURLError, BlockedURLError, TooManyRedirectsError,
+            ResponseTooLargeError: as the live fetch would have.
+        """
+        target = check_url(url, policy=self._policy)
+        pid = page_id(self._seed_id, url)
+        cap = self._limits.max_page_bytes if max_bytes is None else max_bytes
+        chain: list[str] = []
+        seen = {target.url}
+        while True:
+            parsed, ref = await self._response(pid, url, target.url, len(chain))
+            location = redirect_location(parsed.status, parsed.headers)
+            if location is None:
+                if len(parsed.body) > cap and not truncate:
+                    raise ResponseTooLargeError(
+                        target.url, f"captured body is over the {cap}-byte cap"
+                    )
+                return Snapshot(
+                    url=url,
+                    final_url=target.url,
+                    status=parsed.status,
+                    headers=parsed.headers,
+                    body=parsed.body[:cap],
+                    fetched_at=parsed.date,
+                    elapsed_ms=0.0,
+                    redirects=tuple(chain),
+                    address=parsed.address,
+                    capture=ref,
+                )
+            chain.append(target.url if chain else url)
+            target = follow_redirect(
+                target.url,
+                location,
+                seen=seen,
+                hops=len(chain),
+                max_redirects=self._limits.max_redirects,
+                policy=self._policy,
+            )
+            if check_hop is not None:
+                await check_hop(target.url)
+
+    async def _response(
+        self, pid: str, url: str, hop_url: str, hop: int
+    ) -> tuple[ParsedResponse, CaptureRef]:
+        entry = self._index.lookup(pid, hop_url)
+        if entry is None and hop > 0:
+            # Crawls fetch a redirect target as its own page: its own capture answers.
+            entry = self._index.latest(hop_url)
+        if entry is None:
+            what = "no captured response" if hop == 0 else f"no captured response for {hop_url}"
+            raise NoSnapshotError(url, f"{what} in {self._directory}")
+        try:
+            parsed = await asyncio.to_thread(read_entry, self._directory, entry)
+        except ArchiveError as exc:
+            raise NoSnapshotError(url, f"captured response unreadable: {exc}") from exc
+        return parsed, self._ref(entry)
+
+    def _ref(self, entry: IndexEntry) -> CaptureRef:
+        return CaptureRef(
+            warc_file=str(self._directory / entry.warc_file),
+            offset=entry.offset,
+            length=entry.length,
+            digest=entry.digest,
+            record_id=entry.record_id,
+            page_id=entry.page_id,
+        )
+
+
+class ReplaySnapshots:
+    """``ports.Snapshots`` that replays a crawl from the archive in ``directory``.
+
+    Entering the fetch path raises ``ArchiveError`` (kind ``invalid-config``) when
+    ``directory`` holds no archive. ``policy`` and ``limits`` should be the ones the
+    capture ran under (the runtime passes its own); the defaults are the strict ones.
+    """
+
+    def __init__(
+        self,
+        directory: Path,
+        *,
+        policy: AddressPolicy | None = None,
+        limits: Limits | None = None,
+    ) -> None:
+        self.directory = directory
+        self._policy = policy or AddressPolicy()
+        self._limits = limits or Limits()
+
+    @property
+    def mode(self) -> SnapshotMode:
+        """Always ``replay``."""
+        return SnapshotMode.REPLAY
+
+    def __repr__(self) -> str:
+        return f"ReplaySnapshots({str(self.directory)!r})"
+
+    @contextlib.asynccontextmanager
+    async def fetch_path(self, seed_id: str, live: LiveFetcher) -> AsyncIterator[Fetcher]:
+        """A fetcher over the archive; ``live`` is never called."""
+        index = CaptureIndex(self.directory.expanduser().absolute(), create=False, readonly=True)
+        try:
+            yield ReplayFetcher(index, seed_id, policy=self._policy, limits=self._limits)
+        finally:
+            index.close()

@@ -1,0 +1,690 @@
+"""Persist documents in one SQLite file with an FTS5 index of their sections, and search it.
+
+One row per URL in ``documents``; its sections (``_sqlite_sections``) carry the FTS5
+*external content* index that search reads. (Schema step 1 also made a page-level
+``documents_fts``; step 6 drops it, as nothing reads it since sections.)
+
+Choices worth knowing:
+
+* **Calls run inline on the event loop.** Every method does its sqlite3 work
+  synchronously and never awaits in between, so each one is atomic with respect to
+  other coroutines and no lock is needed. Measured (``bench/store_bench.py``, 1,000
+  pages of ~20 KB): a new page costs ~1 ms CPU (p50 0.6 ms wall; p99 10-17 ms when
+  FTS5 merges segments or the WAL checkpoints), an unchanged re-upsert 0.04 ms, a
+  search ~3 ms. A worker thread would add a hand-off to every call and buy nothing
+  until profiles of whole crawls show the indexing millisecond matters. The one long
+  block is ``busy_timeout``: while *another process* holds the write lock, a write
+  waits here for up to that long.
+* **Commit per upsert.** In WAL mode with ``synchronous=NORMAL`` a commit appends to
+  the WAL without an fsync, so committing each document costs little and a crash
+  loses at most the last few pages, never leaves one half-written.
+* **Unchanged pages do not touch the index.** An upsert whose content hash is
+  unchanged updates only the fetch metadata; its sections stay as they are.
+* **Tokenizer** ``porter unicode61 remove_diacritics 2``: stems English ("running"
+  finds "run"), folds case and accents ("cafe" finds "café"); mode 2 also folds
+  letters carrying two diacritics ("viet" finds "Việt"), which mode 1 misses.
+* **Schema versions** live in ``PRAGMA user_version``; each step of ``_MIGRATIONS``
+  runs in its own transaction. A file from a newer sitelore is refused untouched, and
+  so is an SQLite database of some other program (tables, but no version).
+* **A new file is created on first use, not when the store is built.** The location
+  is checked at once (a directory, a file that is not SQLite, a folder that cannot be
+  created: ``StoreLocationError``), but a crawl refused before its first page leaves
+  no empty store behind. ``create=False`` (the commands that only read) refuses a
+  missing store with ``NoStoreError`` and never writes one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import builtins
+import contextlib
+import os
+import sqlite3
+from collections.abc import Callable, Iterator, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from urllib.parse import quote
+
+from sitelore.adapters.store import _sqlite_captures as captured
+from sitelore.adapters.store import _sqlite_changes as changes
+from sitelore.adapters.store import _sqlite_jobs as jobs
+from sitelore.adapters.store import _sqlite_sections as sections
+from sitelore.adapters.store import _sqlite_vectors as vectors
+from sitelore.adapters.store._fusion import fuse
+from sitelore.adapters.store._ranking import candidate_sizes, rank_pages
+from sitelore.adapters.store._rows import content_hash, document_id, document_params
+from sitelore.core.changes import ChangeReport, KnownPage
+from sitelore.core.errors import NoStoreError, SchemaVersionError, StoreError, StoreLocationError
+from sitelore.core.models import (
+    CaptureRef,
+    Document,
+    FetchMeta,
+    JobRecord,
+    SearchHit,
+    StoredDocument,
+    UpsertResult,
+)
+
+__all__ = ["MEMORY", "SCHEMA_VERSION", "SQLiteStore", "content_hash", "document_id"]
+
+#: The location of a private in-memory database (tests, throw-away runs).
+MEMORY = ":memory:"
+
+_BUSY_TIMEOUT_MS = 5000
+
+# -- schema ------------------------------------------------------------------------------
+
+# ``pk`` aliases the rowid, so VACUUM cannot renumber the rows the FTS index points at.
+_CREATE_DOCUMENTS = """
+CREATE TABLE documents (
+    pk INTEGER PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    url TEXT NOT NULL UNIQUE,
+    title TEXT NOT NULL,
+    markdown TEXT NOT NULL,
+    content_hash TEXT NOT NULL,
+    content_type TEXT NOT NULL,
+    status INTEGER NOT NULL,
+    etag TEXT,
+    last_modified TEXT,
+    fetched_at TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    description TEXT,
+    lang TEXT,
+    canonical_url TEXT
+)
+"""
+_CREATE_UPDATED_INDEX = "CREATE INDEX documents_updated_at ON documents (updated_at)"
+_CREATE_FTS = """
+CREATE VIRTUAL TABLE documents_fts USING fts5(
+    title, markdown,
+    content='documents', content_rowid='pk',
+    tokenize='porter unicode61 remove_diacritics 2'
+)
+"""
+_CREATE_TRIGGER_INSERT = """
+CREATE TRIGGER documents_ai AFTER INSERT ON documents BEGIN
+    INSERT INTO documents_fts (rowid, title, markdown)
+    VALUES (new.pk, new.title, new.markdown);
+END
+"""
+_CREATE_TRIGGER_DELETE = """
+CREATE TRIGGER documents_ad AFTER DELETE ON documents BEGIN
+    INSERT INTO documents_fts (documents_fts, rowid, title, markdown)
+    VALUES ('delete', old.pk, old.title, old.markdown);
+END
+"""
+_CREATE_TRIGGER_UPDATE = """
+CREATE TRIGGER documents_au AFTER UPDATE OF title, markdown ON documents BEGIN
+    INSERT INTO documents_fts (documents_fts, rowid, title, markdown)
+    VALUES ('delete', old.pk, old.title, old.markdown);
+    INSERT INTO documents_fts (rowid, title, markdown)
+    VALUES (new.pk, new.title, new.markdown);
+END
+"""
+
+#: Migration steps in order; step ``n`` (1-based) brings ``user_version`` to ``n``.
+#: Append only: never edit a step that has shipped.
+_MIGRATIONS: tuple[tuple[sections.Step, ...], ...] = (
+    (
+        _CREATE_DOCUMENTS,
+        _CREATE_UPDATED_INDEX,
+        _CREATE_FTS,
+        _CREATE_TRIGGER_INSERT,
+        _CREATE_TRIGGER_DELETE,
+        _CREATE_TRIGGER_UPDATE,
+    ),
+    # 2: links per document, removal flags, change reports of named sources.
+    changes.SOURCES_MIGRATION,
+    # 3: the WARC record each document was built from (snapshots); idempotent.
+    captured.CAPTURES_MIGRATION,
+    # 4: crawl job records of sitelore serve; idempotent.
+    jobs.JOBS_MIGRATION,
+    # 5: sections, the unit of retrieval, with their own FTS5 index; idempotent.
+    sections.SECTIONS_MIGRATION,
+    # 6: search reads sections only: the page-level index and its triggers go (each
+    # upsert paid for tokenising the whole page a second time).
+    (
+        "DROP TRIGGER IF EXISTS documents_ai",
+        "DROP TRIGGER IF EXISTS documents_ad",
+        "DROP TRIGGER IF EXISTS documents_au",
+        "DROP TABLE IF EXISTS documents_fts",
+    ),
+    # 7: section vectors and the generation that tells a search its cached matrix of
+    # them is stale (made before on the first write; idempotent).
+    vectors.VECTORS_MIGRATION,
+)
+
+#: The schema version this code writes and understands.
+SCHEMA_VERSION = len(_MIGRATIONS)
+
+# -- statements --------------------------------------------------------------------------
+
+# Plain literals (no string building): every value reaches SQLite as a bound parameter.
+_SELECT_VERSION = "PRAGMA user_version"
+_SELECT_EXISTING = "SELECT pk, id, content_hash FROM documents WHERE url = ?"
+_INSERT = """
+INSERT INTO documents (
+    id, url, title, markdown, content_hash, content_type, status, etag, last_modified,
+    fetched_at, created_at, updated_at, description, lang, canonical_url
+) VALUES (
+    :id, :url, :title, :markdown, :content_hash, :content_type, :status, :etag, :last_modified,
+    :fetched_at, :now, :now, :description, :lang, :canonical_url
+)
+"""
+_UPDATE_CONTENT = """
+UPDATE documents SET
+    title = :title, markdown = :markdown, content_hash = :content_hash,
+    content_type = :content_type, status = :status, etag = :etag,
+    last_modified = :last_modified, fetched_at = :fetched_at, updated_at = :now,
+    description = :description, lang = :lang, canonical_url = :canonical_url
+WHERE pk = :pk
+"""
+# Deliberately leaves title and markdown out of SET: the FTS update trigger stays quiet.
+_UPDATE_FETCH_META = """
+UPDATE documents SET
+    content_type = :content_type, status = :status, etag = :etag,
+    last_modified = :last_modified, fetched_at = :fetched_at
+WHERE pk = :pk
+"""
+_SELECT_ONE = """
+SELECT * FROM documents WHERE id = :key OR url = :key LIMIT 1
+"""
+_SELECT_PAGE = """
+SELECT * FROM documents ORDER BY updated_at DESC, pk DESC LIMIT ? OFFSET ?
+"""
+_DELETE = "DELETE FROM documents WHERE id = :key OR url = :key"
+_COUNT = "SELECT count(*) FROM documents"
+# -- pure helpers ------------------------------------------------------------------------
+
+
+def _utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+def _time_to_text(value: datetime) -> str:
+    """ISO 8601 in UTC with fixed width, so text order is time order (naive = UTC)."""
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=UTC)
+    return value.astimezone(UTC).isoformat(timespec="microseconds")
+
+
+def _time_from_text(text: str) -> datetime:
+    value = datetime.fromisoformat(text)
+    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+
+
+def _row_to_document(row: sqlite3.Row) -> StoredDocument:
+    return StoredDocument(
+        id=row["id"],
+        url=row["url"],
+        title=row["title"],
+        markdown=row["markdown"],
+        content_hash=row["content_hash"],
+        content_type=row["content_type"],
+        status=row["status"],
+        etag=row["etag"],
+        last_modified=row["last_modified"],
+        fetched_at=_time_from_text(row["fetched_at"]),
+        created_at=_time_from_text(row["created_at"]),
+        updated_at=_time_from_text(row["updated_at"]),
+        description=row["description"],
+        lang=row["lang"],
+        canonical_url=row["canonical_url"],
+        removed_at=None if row["removed_at"] is None else _time_from_text(row["removed_at"]),
+    )
+
+
+@contextlib.contextmanager
+def _write_transaction(conn: sqlite3.Connection) -> Iterator[None]:
+    """``BEGIN IMMEDIATE`` ... ``COMMIT``; roll back on any error (nothing half-written).
+
+    IMMEDIATE takes the write lock up front, so a second writer waits on
+    ``busy_timeout`` instead of failing when a read would upgrade to a write.
+    """
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+
+
+def _user_version(conn: sqlite3.Connection) -> int:
+    row = conn.execute(_SELECT_VERSION).fetchone()
+    return int(row[0])
+
+
+def _migrate(conn: sqlite3.Connection) -> None:
+    for target, steps in enumerate(_MIGRATIONS, start=1):
+        with _write_transaction(conn):
+            # Re-read under the write lock: another process may have migrated meanwhile.
+            if _user_version(conn) >= target:
+                continue
+            for statement in steps:
+                if callable(statement):
+                    statement(conn)
+                else:
+                    conn.execute(statement)
+            conn.execute(f"PRAGMA user_version = {target:d}")
+
+
+def _section_stale(conn: sqlite3.Connection, *, everything: bool = False) -> int:
+    """Cut again the documents whose sections are missing or older than the splitter."""
+    if not everything and not sections.has_stale(conn):
+        return 0
+    done = 0
+    batches = sections.stale_batches(conn, everything=everything)
+    while True:
+        with _write_transaction(conn):
+            step = next(batches, None)
+        if step is None:
+            return done
+        done = step
+
+
+#: SQLite result codes (and their extended forms) that say the location is unusable.
+_LOCATION_ERRORS = ("SQLITE_CANTOPEN", "SQLITE_PERM", "SQLITE_READONLY", "SQLITE_AUTH")
+
+
+def _open_error(location: str, exc: sqlite3.Error) -> StoreError:
+    """The error for a database that would not open: the location's fault, or a failure."""
+    name = getattr(exc, "sqlite_errorname", "") or ""
+    if name == "SQLITE_NOTADB":
+        return StoreLocationError(f"{location}: not an SQLite database, so not a sitelore store")
+    if name.startswith(_LOCATION_ERRORS):
+        return StoreLocationError(f"{location}: cannot open as a SQLite store: {exc}")
+    return StoreError(f"{location}: cannot open as a SQLite store: {exc}")
+
+
+def _has_tables(conn: sqlite3.Connection) -> bool:
+    row = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    return int(row[0]) > 0
+
+
+def _identify(conn: sqlite3.Connection) -> tuple[int, bool]:
+    """(schema version, whether the file holds some other program's tables), read at once.
+
+    One read transaction: read apart, another process creating this store could commit
+    its first step between the two reads, and a new store would look like a foreign one.
+    """
+    conn.execute("BEGIN")
+    try:
+        found = _user_version(conn)
+        return found, found == 0 and _has_tables(conn)
+    finally:
+        conn.execute("COMMIT")
+
+
+#: Tries at switching a new file to WAL while another process switches it too.
+_WAL_TRIES = 20
+
+
+def _use_wal(conn: sqlite3.Connection) -> None:
+    """Put the file in WAL mode (kept in the file: once for all connections).
+
+    Two processes creating one new store both ask for it; both hold a read lock and want
+    the write lock, and SQLite answers one of them BUSY at once (no busy wait can end
+    that deadlock). That one tries again: by then the mode is usually WAL already.
+    """
+    for attempt in range(_WAL_TRIES):
+        try:
+            conn.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if getattr(exc, "sqlite_errorname", "") != "SQLITE_BUSY" or attempt == _WAL_TRIES - 1:
+                raise
+
+
+def _connect(location: str, *, uri: str | None = None, create: bool = True) -> sqlite3.Connection:
+    """Open, check the version, configure and migrate; close again on any failure.
+
+    ``uri`` (``file:...?mode=rw``) opens a file without creating it; ``create=False``
+    also refuses an empty database (no store yet) instead of migrating it.
+    """
+    try:
+        conn = sqlite3.connect(uri or location, isolation_level=None, uri=uri is not None)
+    except sqlite3.Error as exc:
+        if not create and getattr(exc, "sqlite_errorname", "") == "SQLITE_CANTOPEN":
+            raise NoStoreError(location) from exc
+        raise _open_error(location, exc) from exc
+    try:
+        conn.row_factory = sqlite3.Row
+        conn.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS:d}")
+        # The first read is where a file that is not SQLite fails; check the version
+        # before anything writes, so a newer database is left exactly as it was.
+        found, foreign = _identify(conn)
+        if found > SCHEMA_VERSION:
+            raise SchemaVersionError(
+                f"{location}: schema version {found} is newer than this sitelore "
+                f"understands ({SCHEMA_VERSION}); upgrade sitelore"
+            )
+        if foreign:
+            raise StoreLocationError(
+                f"{location}: an SQLite database of something else, not a sitelore store"
+            )
+        if found == 0 and not create:
+            raise NoStoreError(location)
+        _use_wal(conn)
+        conn.execute("PRAGMA synchronous = NORMAL")
+        conn.execute("PRAGMA foreign_keys = ON")
+        _migrate(conn)
+        _section_stale(conn)
+    except sqlite3.Error as exc:
+        conn.close()
+        raise _open_error(location, exc) from exc
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+def _check_creatable(path: Path) -> None:
+    """Refuse now a store file that could not be created later; create nothing."""
+    try:
+        ancestor = path.parent
+        while not ancestor.exists():
+            ancestor = ancestor.parent
+        if not ancestor.is_dir():
+            raise StoreLocationError(f"{path}: cannot create the store: {ancestor} is a file")
+        if not os.access(ancestor, os.W_OK | os.X_OK):
+            raise StoreLocationError(f"{path}: cannot create the store: {ancestor} is not writable")
+    except OSError as exc:
+        raise StoreLocationError(f"{path}: cannot use as a store: {exc.strerror or exc}") from exc
+
+
+class SQLiteStore:
+    """The embedded document store: one SQLite file (WAL mode) with an FTS5 index.
+
+    ``SQLiteStore(path)`` checks the location at once: an existing file is opened and
+    migrated there and then, a new one (and its folder) is created on first use.
+    ``create=False`` never creates one: a missing or empty file is a ``NoStoreError``.
+    ``SQLiteStore(MEMORY)`` is private to this object. ``now`` is the clock for
+    ``created_at`` / ``updated_at``. Use from one thread (the event loop's);
+    ``close()`` when done.
+
+    Raises:
+        NoStoreError: ``create=False`` and no store is there.
+        StoreLocationError: the location cannot hold a store (a directory, not an
+            SQLite file, another program's database, a newer schema, unwritable).
+        StoreError: the database failed while opening (locked too long, disk full).
+    """
+
+    def __init__(
+        self,
+        location: str | Path,
+        *,
+        create: bool = True,
+        now: Callable[[], datetime] = _utc_now,
+    ) -> None:
+        self._now = now
+        self._create = create
+        self._closed = False
+        self._conn: sqlite3.Connection | None = None
+        self._vectors = vectors.MatrixCache()  # a model's vectors between searches
+        self._path: Path | None = None
+        if str(location) == MEMORY:
+            self._location = MEMORY
+            self._conn = _connect(MEMORY)
+            return
+        # Absolute, and opened through a URI we build, so a name like "file:x" is a path.
+        path = Path(location).expanduser().absolute()
+        self._location = str(path)
+        self._path = path
+        try:
+            exists = path.exists()
+        except OSError as exc:
+            raise StoreLocationError(f"{path}: cannot use as a store: {exc.strerror}") from exc
+        if exists or not create:
+            self._conn = self._open()
+        else:
+            _check_creatable(path)
+
+    def _open(self) -> sqlite3.Connection:
+        """Connect to the file (creating it and its folder when ``create``)."""
+        path = self._path
+        assert path is not None
+        if path.is_dir():
+            raise StoreLocationError(f"{path}: is a directory; name a store file in it")
+        if self._create:
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise StoreLocationError(
+                    f"{path}: cannot create its directory: {exc.strerror or exc}"
+                ) from exc
+        mode = "rwc" if self._create else "rw"
+        uri = f"file:{quote(str(path))}?mode={mode}"
+        return _connect(self._location, uri=uri, create=self._create)
+
+    def __repr__(self) -> str:
+        state = "closed" if self._closed else ("open" if self._conn is not None else "new")
+        return f"SQLiteStore({self._location!r}, {state})"
+
+    @property
+    def location(self) -> str:
+        """The absolute path of the database file, or ``":memory:"``."""
+        return self._location
+
+    @contextlib.contextmanager
+    def _connection(self, action: str) -> Iterator[sqlite3.Connection]:
+        """Yield the open connection; turn sqlite3 and encoding errors into StoreError."""
+        if self._closed:
+            raise StoreError(f"{self._location}: {action}: the store is closed")
+        conn = self._conn
+        if conn is None:  # a new file: created on first use
+            conn = self._conn = self._open()
+        try:
+            yield conn
+        except sqlite3.Error as exc:
+            raise StoreError(f"{self._location}: {action} failed: {exc}") from exc
+        except UnicodeEncodeError as exc:
+            raise StoreError(f"{self._location}: {action} failed: invalid text: {exc}") from exc
+
+    async def upsert(self, document: Document, meta: FetchMeta) -> UpsertResult:
+        """Insert or update the document for ``document.url``; keep its id.
+
+        When the title and Markdown are unchanged only the fetch metadata (status,
+        content type, ETag, Last-Modified, fetched_at) is written; ``updated_at`` and
+        the search index stay as they were.
+        """
+        params = document_params(document, meta, now=self._now(), encode_time=_time_to_text)
+        new_hash = params["content_hash"]
+        with self._connection(f"upsert {document.url}") as conn, _write_transaction(conn):
+            existing = conn.execute(_SELECT_EXISTING, (document.url,)).fetchone()
+            if existing is None:
+                params["id"] = document_id(document.url)
+                pk = conn.execute(_INSERT, params).lastrowid
+                assert pk is not None
+                changes.set_links(conn, pk, document.links)
+                sections.replace_sections(
+                    conn, pk, document.title, document.markdown, document.sections
+                )
+                return UpsertResult(id=params["id"], created=True, changed=True)
+            params["pk"] = existing["pk"]
+            changed = existing["content_hash"] != new_hash
+            conn.execute(_UPDATE_CONTENT if changed else _UPDATE_FETCH_META, params)
+            changes.set_links(conn, existing["pk"], document.links)
+            if changed:
+                sections.replace_sections(
+                    conn, existing["pk"], document.title, document.markdown, document.sections
+                )
+            return UpsertResult(id=existing["id"], created=False, changed=changed)
+
+    async def get(self, id_or_url: str) -> StoredDocument | None:
+        """Return one document by id or by URL, or None."""
+        with self._connection("get") as conn:
+            row = conn.execute(_SELECT_ONE, {"key": id_or_url}).fetchone()
+        return None if row is None else _row_to_document(row)
+
+    async def list(self, *, limit: int = 100, offset: int = 0) -> builtins.list[StoredDocument]:
+        """Return up to ``limit`` documents after ``offset``, most recently updated first."""
+        if limit < 0 or offset < 0:
+            raise ValueError(f"limit and offset must be >= 0, not {limit} and {offset}")
+        with self._connection("list") as conn:
+            rows = conn.execute(_SELECT_PAGE, (limit, offset)).fetchall()
+        return [_row_to_document(row) for row in rows]
+
+    async def search(self, query: str, *, limit: int = 10) -> builtins.list[SearchHit]:
+        """Rank pages by their best sections for ``query`` (plain text, never FTS syntax).
+
+        Any word may match (stop words dropped, BM25 weighs the rest); the page title and
+        the headings above a section count more than its text. One hit per page (and per
+        content); lower ``score`` is better. The snippet marks matched terms with ``**``.
+        A blank query finds nothing.
+        """
+        if limit < 0:
+            raise ValueError(f"limit must be >= 0, not {limit}")
+        if limit == 0:
+            return []
+        with self._connection("search") as conn:
+            found = sections.search_sections(conn, query, limit)
+        return rank_pages(found, limit, query=query)
+
+    async def reindex(self) -> int:
+        """Cut every document into sections again; how many documents were cut."""
+        with self._connection("reindex") as conn:
+            return _section_stale(conn, everything=True)
+
+    # -- section vectors (semantic extra; statements in _sqlite_vectors) -----------------
+
+    async def pending_vectors(self, model: str, limit: int) -> builtins.list[tuple[int, str]]:
+        """Up to ``limit`` (section key, text to embed) of sections lacking a ``model`` vector."""
+        with self._connection("pending_vectors") as conn:
+            return vectors.pending(conn, model, limit)
+
+    async def put_vectors(self, model: str, items: Sequence[tuple[int, Sequence[float]]]) -> None:
+        """Store vectors of ``model`` by section key."""
+        with self._connection("put_vectors") as conn, _write_transaction(conn):
+            vectors.put(conn, model, items)
+
+    async def vector_counts(self, model: str) -> tuple[int, int]:
+        """(sections with a ``model`` vector, all sections); asking creates no store file."""
+        if self._conn is None and not self._closed:
+            return 0, 0  # a new file not written yet: nothing in it
+        with self._connection("vector_counts") as conn:
+            return vectors.counts(conn, model)
+
+    async def has_vectors(self, model: str) -> bool:
+        """Whether any section has a ``model`` vector (cheap); asking creates no store file."""
+        if self._conn is None and not self._closed:
+            return False
+        with self._connection("has_vectors") as conn:
+            return vectors.has_vectors(conn, model)
+
+    async def hybrid_search(
+        self, query: str, vector: Sequence[float], model: str, *, limit: int = 10
+    ) -> builtins.list[SearchHit]:
+        """Pages ranked by BM25 and vector nearness fused (reciprocal rank fusion)."""
+        if limit < 0:
+            raise ValueError(f"limit must be >= 0, not {limit}")
+        if limit == 0:
+            return []
+        with self._connection("search") as conn:
+            matrix = self._vectors.matrix(conn, model, len(vector))
+        # The matrix product runs in a thread (numpy lets go of the GIL) while SQLite
+        # ranks the words here (so does sqlite3): on two cores the two overlap.
+        loop = asyncio.get_running_loop()
+        nearest = loop.run_in_executor(None, matrix.nearest, vector, candidate_sizes(limit)[0])
+        try:
+            with self._connection("search") as conn:
+                lexical = sections.search_sections(conn, query, limit)
+        finally:
+            top = await nearest
+        with self._connection("search") as conn:
+            near = vectors.candidates(conn, top)
+        return rank_pages(fuse([lexical, near]), limit, query=query)
+
+    async def delete(self, id_or_url: str) -> bool:
+        """Delete one document by id or URL; True when it existed."""
+        with self._connection("delete") as conn, _write_transaction(conn):
+            deleted = conn.execute(_DELETE, {"key": id_or_url}).rowcount
+        return deleted > 0
+
+    async def count(self) -> int:
+        """Number of documents stored."""
+        with self._connection("count") as conn:
+            row = conn.execute(_COUNT).fetchone()
+        return int(row[0])
+
+    # -- incremental re-crawls (statements in _sqlite_changes) ------------------------
+
+    async def known_page(self, url: str) -> KnownPage | None:
+        """The validators, links and removal flag of the document at exactly ``url``."""
+        with self._connection("known_page") as conn:
+            return changes.known_page(conn, url)
+
+    async def mark_verified(self, url: str, meta: FetchMeta) -> str | None:
+        """A ``304`` confirmed the document at ``url``: update its fetch time, not its content."""
+        with self._connection(f"mark_verified {url}") as conn, _write_transaction(conn):
+            return changes.mark_verified(conn, url, meta)
+
+    async def mark_removed(self, url: str, *, status: int, at: datetime) -> str | None:
+        """Flag the live document at ``url`` as gone (kept, left out of search); its id."""
+        with self._connection(f"mark_removed {url}") as conn, _write_transaction(conn):
+            return changes.mark_removed(conn, url, status, at)
+
+    async def record_change_report(self, report: ChangeReport) -> None:
+        """Append the change report of one crawl of a named source."""
+        with self._connection("record_change_report") as conn, _write_transaction(conn):
+            changes.record_change_report(conn, report)
+
+    async def change_reports(
+        self, source: str, *, limit: int = 10, ok_only: bool = False
+    ) -> builtins.list[ChangeReport]:
+        """The newest change reports of ``source``, newest first."""
+        if limit < 0:
+            raise ValueError(f"limit must be >= 0, not {limit}")
+        with self._connection("change_reports") as conn:
+            return changes.change_reports(conn, source, limit=limit, ok_only=ok_only)
+
+    # -- snapshot links (ports.CaptureLinks; statements in _sqlite_captures) -----------
+
+    async def link_capture(self, id_or_url: str, ref: CaptureRef | None) -> bool:
+        """Link a document to the WARC record it was built from (None: unlink it)."""
+        with self._connection(f"link_capture {id_or_url}") as conn, _write_transaction(conn):
+            return captured.link_capture(conn, id_or_url, ref)
+
+    async def capture_of(self, id_or_url: str) -> CaptureRef | None:
+        """The WARC record a document was built from, if it is linked to one."""
+        with self._connection("capture_of") as conn:
+            return captured.capture_of(conn, id_or_url)
+
+    async def captures(self) -> builtins.list[tuple[str, CaptureRef]]:
+        """``(document id, record)`` for every linked document, oldest document first."""
+        with self._connection("captures") as conn:
+            return captured.captures(conn)
+
+    # -- crawl job records (ports.JobRecords; statements in _sqlite_jobs) ---------------
+
+    async def save_job(self, record: JobRecord) -> None:
+        """Insert or replace a crawl job record."""
+        with self._connection(f"save_job {record.id}") as conn, _write_transaction(conn):
+            jobs.save_job(conn, record, _time_to_text)
+
+    async def job_record(self, job_id: str) -> JobRecord | None:
+        """The crawl job record with this id, or None."""
+        with self._connection("job_record") as conn:
+            return jobs.job_record(conn, job_id, _time_from_text)
+
+    async def delete_job_record(self, job_id: str) -> bool:
+        """Forget one crawl job record; True when it existed."""
+        with self._connection("delete_job_record") as conn, _write_transaction(conn):
+            return jobs.delete_job_record(conn, job_id)
+
+    async def close(self) -> None:
+        """Let SQLite tidy its statistics, then close; closing twice is harmless."""
+        self._closed = True
+        self._vectors = vectors.MatrixCache()
+        conn, self._conn = self._conn, None
+        if conn is None:
+            return
+        try:
+            # Only a statistics hint: a failure must not stop the close.
+            with contextlib.suppress(sqlite3.Error):
+                conn.execute("PRAGMA optimize")
+        finally:
+            conn.close()

@@ -1,0 +1,230 @@
+"""Start a scale-out crawl: check the seed as a local crawl would, then queue it in Redis.
+
+The checks are the local crawl's (``crawl.engine.CrawlRun._check_seed_robots``): a seed
+the guard refuses, or that robots.txt disallows (or whose robots.txt answers 5xx), is a
+``UsageError`` before anything is queued. robots.txt comes from the namespace's shared
+rules when another crawl read it recently; else it is fetched here and shared, so no
+worker fetches it again, and it counts as the seed origin's first request.
+It never fetches a page: the workers do.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import secrets
+from collections.abc import Callable
+from datetime import UTC, datetime
+
+from sitelore.adapters.frontier_redis import (
+    FrontierItem,
+    NewCrawl,
+    RedisFrontier,
+    Stat,
+    bucket_count,
+    split_url,
+)
+from sitelore.app.worker._leases import LinkFilter
+from sitelore.app.worker._meta import CrawlMeta
+from sitelore.app.worker._robots import rules_from_json, rules_to_json
+from sitelore.core.errors import RobotsRefusedError
+from sitelore.core.models import SnapshotMode
+from sitelore.core.options import CrawlOptions, Limits
+from sitelore.core.politeness import Politeness
+from sitelore.core.ports import Clock, Fetcher
+from sitelore.core.robots import (
+    RobotsMemo,
+    RobotsPolicy,
+    create_robots_policy,
+    is_allowed,
+    unreachable_reason,
+)
+from sitelore.core.urls import Scope, normalize_url
+from sitelore.crawl.robots_loader import make_robots_loader
+from sitelore.crawl.seeding import read_sitemaps, sitemap_warnings
+from sitelore.crawl.sitemap_loader import make_sitemap_loader
+
+__all__ = ["EnqueuedCrawl", "QueueRequest", "ScaleTimings", "enqueue_crawl", "new_crawl_id"]
+
+_ROBOTS_TTL_MS = 24 * 3600 * 1000
+_KEEP_MS = 7 * 24 * 3600 * 1000
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class ScaleTimings:
+    """How fast a dead worker's URLs come back, and how often a URL is tried."""
+
+    heartbeat_timeout: float = 5.0  #: seconds of silence before a worker counts as dead
+    max_attempts: int = 3  #: tries per URL (failures and reclaims) before giving up
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class EnqueuedCrawl:
+    """A crawl now waiting in Redis for workers."""
+
+    crawl_id: str
+    seed: str
+    options: CrawlOptions
+    clamped: tuple[str, ...]
+    created_ms: int
+    deadline_ms: int
+    sitemap_urls: int = 0
+    warnings: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, object]:
+        """What ``sitelore crawl --frontier ... --json`` prints."""
+        return {
+            "crawlId": self.crawl_id,
+            "seed": self.seed,
+            "createdAt": datetime.fromtimestamp(self.created_ms / 1000, UTC).isoformat(),
+            "deadlineAt": datetime.fromtimestamp(self.deadline_ms / 1000, UTC).isoformat(),
+            "applied": self.options.model_dump(mode="json", by_alias=True),
+            "clamped": list(self.clamped),
+            "sitemapUrls": self.sitemap_urls,
+            "warnings": list(self.warnings),
+        }
+
+
+def new_crawl_id(now: datetime) -> str:
+    """A sortable, unique crawl id: ``20260130T101500-3f9a1c``."""
+    return f"{now.astimezone(UTC):%Y%m%dT%H%M%S}-{secrets.token_hex(3)}"
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class QueueRequest:
+    """What to queue: the seed, the asked options, and how its pages are fetched."""
+
+    seed: str
+    options: CrawlOptions
+    crawl_id: str
+    timings: ScaleTimings = dataclasses.field(default_factory=ScaleTimings)
+    #: ``capture`` into, or ``replay`` from, the archive directory ``archive``.
+    snapshots: SnapshotMode = SnapshotMode.LIVE
+    archive: str = ""
+    #: ``update`` of a source: validators, 304s, removals, change records.
+    incremental: bool = False
+
+
+async def enqueue_crawl(
+    request: QueueRequest,
+    *,
+    frontier: RedisFrontier,
+    fetcher: Fetcher | None,
+    limits: Limits,
+    user_agent: str,
+    url_check: Callable[[str], object],
+    clock: Clock,
+) -> EnqueuedCrawl:
+    """Check the seed and queue a crawl of it; ``fetcher`` reads robots.txt and sitemaps.
+
+    Raises ``UsageError`` (InvalidURLError, BlockedURLError, RobotsRefusedError) for a
+    seed a local crawl would refuse. With ``options.sitemap`` the sitemaps are read
+    here, before the crawl is created (so the origin's spacing counts from the last of
+    them), and their URLs queued at depth 1.
+    """
+    applied, notes = request.options.clamp(limits)
+    url = normalize_url(request.seed)
+    url_check(url)
+    origin = split_url(url)[0]
+    delay_ms = 0 if request.snapshots is SnapshotMode.REPLAY else round(applied.delay * 1000)
+    seed_delay_ms = delay_ms
+    robots_json: str | None = None
+    policy: RobotsPolicy | None = None
+    if (applied.respect_robots or applied.sitemap) and fetcher is None:
+        raise ValueError("a fetcher is needed to read robots.txt and sitemaps")
+    if applied.respect_robots:
+        assert fetcher is not None
+        loader = make_robots_loader(
+            fetcher, max_bytes=limits.max_robots_bytes, user_agent=user_agent
+        )
+        shared = await frontier.robots(request.crawl_id, origin)
+        rules = rules_from_json(shared) if shared is not None else await loader(origin)
+        robots_url = origin + "/robots.txt"
+        if rules.unreachable:
+            raise RobotsRefusedError(url, robots_url, unreachable_reason(rules))
+        if not is_allowed(rules, url):
+            raise RobotsRefusedError(url, robots_url, "the start URL is disallowed by robots.txt")
+        robots_json = None if shared is not None else rules_to_json(rules)
+        seed_delay_ms = max(delay_ms, rules.crawl_delay_ms or 0)
+        memo = RobotsMemo(clock.monotonic)
+        memo.put(origin, rules)
+        policy = create_robots_policy(loader, memo)
+    found: list[FrontierItem] = []
+    stats: dict[str, int] = {}
+    warnings: list[str] = []
+    if applied.sitemap:
+        assert fetcher is not None
+        found, stats, warnings = await _sitemap_items(url, applied, fetcher, policy, clock, limits)
+    hb_ms = max(100, round(request.timings.heartbeat_timeout * 1000))
+    meta = CrawlMeta(
+        seed=url,
+        options=applied,
+        clamped=notes,
+        user_agent=user_agent,
+        buckets=bucket_count(applied.max_pages),
+        delay_ms=delay_ms,
+        lease_ttl_ms=hb_ms,
+        hb_timeout_ms=hb_ms,
+        max_attempts=max(1, request.timings.max_attempts),
+        robots_ttl_ms=_ROBOTS_TTL_MS,
+        keep_ms=_KEEP_MS,
+        snapshots=request.snapshots,
+        archive=request.archive,
+        incremental=request.incremental,
+    )
+    created, deadline = await frontier.create(
+        NewCrawl(
+            crawl_id=request.crawl_id,
+            seed=FrontierItem(url, 0),
+            meta=meta.fields(),
+            deadline_seconds=applied.deadline_seconds,
+            seed_delay_ms=seed_delay_ms,
+            robots_json=robots_json,
+            robots_ttl_ms=_ROBOTS_TTL_MS,
+        )
+    )
+    if found or stats:
+        await frontier.add(request.crawl_id, found, stats, meta.buckets)
+    return EnqueuedCrawl(
+        crawl_id=request.crawl_id,
+        seed=url,
+        options=applied,
+        clamped=notes,
+        created_ms=created,
+        deadline_ms=deadline,
+        sitemap_urls=len(found),
+        warnings=tuple(warnings),
+    )
+
+
+async def _sitemap_items(
+    seed: str,
+    options: CrawlOptions,
+    fetcher: Fetcher,
+    robots: RobotsPolicy | None,
+    clock: Clock,
+    limits: Limits,
+) -> tuple[list[FrontierItem], dict[str, int], list[str]]:
+    """The seed's sitemap URLs as depth-1 queue items, the skips counted, the warnings."""
+    politeness = Politeness(options.delay)
+    warnings: list[str] = []
+
+    async def wait_turn(key: str) -> bool:
+        wait = politeness.wait_for(key, clock.monotonic())
+        if wait > 0:
+            await clock.sleep(wait)
+        politeness.record_request(key, clock.monotonic())
+        return True
+
+    found = await read_sitemaps(
+        seed,
+        loader=make_sitemap_loader(fetcher, max_bytes=limits.max_page_bytes),
+        robots=robots,
+        wait_turn=wait_turn,
+        warn=warnings.append,
+    )
+    stats: dict[str, int] = {}
+    links = LinkFilter(options, Scope.from_options(seed, options))
+    items = links.items(found.urls, 1, stats)
+    if found.urls:
+        stats[Stat.SITEMAP_URLS] = len(found.urls)
+    return items, stats, warnings + sitemap_warnings(found)

@@ -1,0 +1,192 @@
+"""The Redis adapter of the Frontier port: leases from the shared frontier, results as acks.
+
+A :class:`RedisLease` wraps one lease of the Lua frontier for the page pipeline
+(``crawl.page``), which is the local crawl's; :func:`completion_of` turns the page's
+typed result into the ``Completion`` the ``COMPLETE`` script applies. Redis only
+leases an origin that is due and free, so a lease's turn never waits; the origin is
+let go when the completion is acked. Discovered links are filtered here (normalised,
+depth, scope, not sent twice by this worker) before they travel to Redis, which
+drops the ones any worker already queued.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable
+
+from sitelore.adapters.frontier_redis import (
+    Completion,
+    FrontierItem,
+    Lease,
+    Outcome,
+    Stat,
+    split_url,
+)
+from sitelore.app.worker._robots import SharedRobots
+from sitelore.core.errors import UsageError
+from sitelore.core.models import SkipReason
+from sitelore.core.options import CrawlOptions
+from sitelore.core.ports import Clock
+from sitelore.core.robots import MAX_CRAWL_DELAY_MS
+from sitelore.core.urls import Scope, normalize_url
+from sitelore.crawl.port import CrawlItem, PageResult, Step, Turn
+
+__all__ = ["LinkFilter", "RedisLease", "completion_of"]
+
+#: Links this worker already sent for this crawl are not sent again (Redis would drop them).
+_SENT_CAP = 200_000
+
+
+class RedisLease:
+    """One leased URL of a scale-out crawl, as the page pipeline sees it."""
+
+    def __init__(self, lease: Lease, robots: SharedRobots, clock: Clock) -> None:
+        self.lease = lease
+        found = lease.item
+        self._item = CrawlItem(found.url, found.depth, found.attempt, found.hops)
+        self._robots = robots
+        self._clock = clock
+        self._end = clock.monotonic() + (lease.deadline_ms - lease.now_ms) / 1000
+
+    @property
+    def item(self) -> CrawlItem:
+        """The URL to process."""
+        return self._item
+
+    @property
+    def origin(self) -> str:
+        """The origin Redis leased (its queue's key)."""
+        return split_url(self._item.url)[0]
+
+    def remaining(self) -> float:
+        """Seconds of crawl time left (from Redis's deadline at lease time)."""
+        return self._end - self._clock.monotonic()
+
+    async def throttled(self) -> str | None:
+        """Why no worker may request this origin any more, or None."""
+        return await self._robots.throttled(self.origin)
+
+    async def turn(self) -> Turn:
+        """Redis leased a due origin: the request may go now, unless the deadline passed."""
+        return Turn.GO if self.remaining() > 0 else Turn.DEADLINE
+
+    async def hold_off(self, seconds: float, throttle: str | None) -> None:
+        """Throttle the origin for every worker now; a backoff travels with the ack."""
+        if throttle is not None:
+            await self._robots.throttle(self.origin, throttle)
+
+    async def free(self, *, requested: bool = True) -> None:
+        """Nothing to do here: the origin is let go when the completion is acked."""
+
+
+@dataclasses.dataclass(slots=True)
+class LinkFilter:
+    """Which discovered links one worker sends to Redis, counting the others as skips."""
+
+    options: CrawlOptions
+    scope: Scope
+    _sent: set[str] = dataclasses.field(default_factory=set)
+    _too_deep: set[str] = dataclasses.field(default_factory=set)
+
+    def items(self, links: Iterable[str], depth: int, stats: dict[str, int]) -> list[FrontierItem]:
+        """The links worth queueing at ``depth``; the rest counted in ``stats``."""
+        too_deep = depth > self.options.max_depth
+        if len(self._sent) + len(self._too_deep) > _SENT_CAP:
+            self._sent.clear()
+            self._too_deep.clear()
+        out: list[FrontierItem] = []
+        for href in dict.fromkeys(links):
+            try:
+                link = normalize_url(href)
+            except UsageError:
+                _count(stats, Stat.skipped(SkipReason.INVALID))
+                continue
+            if link in self._sent:
+                _count(stats, Stat.skipped(SkipReason.DUPLICATE))
+                continue
+            if too_deep:  # it may still come back shallower, so it is not marked as sent
+                known = link in self._too_deep
+                self._too_deep.add(link)
+                reason = SkipReason.DUPLICATE if known else SkipReason.DEPTH
+                _count(stats, Stat.skipped(reason))
+                continue
+            self._sent.add(link)
+            if self.scope.allows_normalized(link) is not None:
+                _count(stats, Stat.skipped(SkipReason.FILTERED))
+                continue
+            out.append(FrontierItem(link, depth))
+        return out
+
+    def hop(self, item: CrawlItem, target: str) -> FrontierItem:
+        """The queue item of a redirect target (any scope; its page's depth)."""
+        self._sent.add(target)
+        return FrontierItem(target, item.depth, 0, item.hops + 1)
+
+
+def completion_of(
+    result: PageResult,
+    item: CrawlItem,
+    links: LinkFilter,
+    delay_ms: int,
+    *,
+    record_change: bool = False,
+) -> Completion:
+    """The ack of one leased URL, from its page result.
+
+    ``record_change``: an incremental crawl keeps each page's change for its report.
+    """
+    if result.crawl_delay_ms is not None:
+        delay_ms = max(delay_ms, min(result.crawl_delay_ms, MAX_CRAWL_DELAY_MS))
+    elif result.step is Step.SKIP:
+        delay_ms = -1  # no request, and robots.txt not read: the origin's delay stays
+    backoff_ms = round(result.backoff * 1000)
+    step = result.step
+    if step is Step.SKIP:
+        assert result.skip is not None
+        return Completion(
+            outcome=Outcome.SKIP, delay_ms=delay_ms, stats={Stat.skipped(result.skip): 1}
+        )
+    if step is Step.REQUEUE or step is Step.STOP:
+        return Completion(outcome=Outcome.REQUEUE, delay_ms=delay_ms)
+    if step is Step.RETRY:
+        return Completion(
+            outcome=Outcome.RETRY, delay_ms=delay_ms, backoff_ms=backoff_ms, stats={Stat.RETRIED: 1}
+        )
+    if step is Step.HOP:
+        assert result.hop is not None
+        return Completion(
+            outcome=Outcome.DONE,
+            delay_ms=delay_ms,
+            backoff_ms=backoff_ms,
+            stats={Stat.FETCHED: 1, Stat.REDIRECTED: 1},
+            links=(links.hop(item, result.hop),),
+        )
+    outcome = result.outcome
+    assert outcome is not None
+    stats: dict[str, int] = {Stat.FETCHED: 1}
+    error = ""
+    if outcome.error is not None:
+        stats[Stat.ERRORS] = 1
+        message = " ".join(outcome.error.message.split())
+        error = f"{item.url}\t{outcome.error.kind}\t{message}"
+    if outcome.indexed:
+        stats[Stat.INDEXED] = 1
+    if result.skip is not None:
+        _count(stats, Stat.skipped(result.skip))
+    found = links.items(result.links, item.depth + 1, stats) if result.links else []
+    change = ""
+    if record_change and outcome.change is not None:
+        change = f"{outcome.change}\t{outcome.url}"
+    return Completion(
+        outcome=Outcome.DONE,
+        delay_ms=delay_ms,
+        backoff_ms=backoff_ms,
+        error=error,
+        change=change,
+        stats=stats,
+        links=found,
+    )
+
+
+def _count(stats: dict[str, int], name: str) -> None:
+    stats[name] = stats.get(name, 0) + 1

@@ -1,0 +1,170 @@
+"""Strip, in place, the chrome left inside a page's main content element.
+
+Removed: scripts and styles, hidden elements, navigation, asides, page headers and
+footers, cookie banners, navigation tables (Prev, Up, Next), small forms, "edit this
+page" links and permalink anchors. Nothing inside ``<pre>`` or ``<code>`` is ever
+removed by a boilerplate rule. Every removal takes the outermost matches only,
+because decomposing a node frees its whole subtree in lexbor.
+"""
+
+from __future__ import annotations
+
+import re
+
+from selectolax.lexbor import LexborNode
+
+from sitelore.core.convert._tree import (
+    is_hidden,
+    link_text_length,
+    remove_outermost,
+    text_length,
+    within,
+)
+
+__all__ = ["clean_content"]
+
+_CODE = ("pre", "code")
+#: Removed wherever they appear inside the content.
+_ALWAYS_DROP = (
+    "script, style, noscript, template, iframe, object, embed, canvas, svg, dialog, "
+    "button, input, select, textarea, link, meta, "
+    "nav, aside:not(.footnote):not(.footnote-list), footer, "
+    "[hidden], [aria-hidden=true i], "
+    "[role=navigation i], [role=search i], [role=complementary i], [role=contentinfo i], "
+    "[role=banner i], [role=dialog i], [role=alertdialog i], "
+    "a.headerlink, a.srclink, a.test-arrow, .rightside, .out-of-band, summary.hideme, "
+    "a.anchor, .notable-traits, div.tooltip, "
+    "div.navheader, div.navfooter, .copy-button, .clipboard-button, .linenodiv, "
+    "td.linenos, .lineno, td.listing_lines, td.rouge-gutter"
+)
+
+#: Elements whose class or id names them as chrome; confirmed by ``_CHROME_NAME``.
+_CHROME_CANDIDATES = (
+    "[class*=nav i], [id*=nav i], [class*=sidebar i], [id*=sidebar i], "
+    "[class*=breadcrumb i], [id*=breadcrumb i], [class*=cookie i], [id*=cookie i], "
+    "[class*=consent i], [id*=consent i], [class*=gdpr i], [class*=share i], "
+    "[class*=social i], [class*=related i], [class*=comment i], [id*=comment i], "
+    "[class*=edit i], [class*=prev i], [class*=next i], [class*=pager i], "
+    "[class*=pagination i], [class*=banner i], "
+    "[class*=skip i], [class*=feedback i], [class*=toolbar i], [class*=footer i], "
+    "[id*=footer i], [class*=header i], [id*=header i]"
+)
+_CHROME_NAME = re.compile(
+    r"(?:^|[-_])(?:nav|navbar|navigation|navheader|navfooter|nav-links|sidebar|sphinxsidebar|"
+    r"breadcrumbs?|cookies?|cookie-banner|consent|gdpr|share|sharing|social|related|"
+    r"comments?|edit-?this-?page|edit-?page|edit-?link|pager|pagination|prev-?next|banner|"
+    r"skip-?link|skip-?nav|feedback|toolbar|footer|site-?header|page-?header|"
+    r"top-?bar)(?:$|[-_])|sidebar$",
+    re.IGNORECASE,
+)
+#: Chrome names that are dropped whatever their size (consent walls can be long).
+_ALWAYS_CHROME = re.compile(r"cookie|consent|gdpr", re.IGNORECASE)
+#: A chrome-named element is kept when it holds this much non-link text.
+_CHROME_MAX_TEXT = 400
+_CHROME_MIN_LINK_DENSITY = 0.5
+
+#: Link texts of a navigation bar ("[ << ] [ >> ] [Top] [Contents]", "Prev Up Next").
+_NAV_WORDS = frozenset(
+    {"<", ">", "<<", ">>", "«", "»", "←", "→", "↑", "?", "prev", "previous", "next", "up",
+     "top", "home", "contents", "index", "back", "forward", "toc", "table of contents"}
+)  # fmt: skip
+#: What a navigation bar may hold besides its links.
+_NAV_FILLER = re.compile(r"^[\s\[\]|()·•:,-]*$")
+_NAV_MAX_TEXT = 200
+_PERMALINK_TEXTS = frozenset({"", "¶", "#", "§", "🔗", "link", "permalink", "¶#"})
+_EDIT_LINK = re.compile(
+    r"^\s*(?:edit(?: this page| on github| on gitlab| page| source)?|improve this (?:page|doc)"
+    r"|view (?:page )?source|show source|suggest (?:an )?edit|report an? (?:issue|bug))\s*$",
+    re.IGNORECASE,
+)
+#: A form holding less non-link text than this is a search or login box.
+_SMALL_FORM_TEXT = 200
+
+
+def _is_chrome(node: LexborNode) -> bool:
+    attrs = node.attributes
+    names = f"{attrs.get('class') or ''} {attrs.get('id') or ''}".split()
+    if not any(_CHROME_NAME.search(name) for name in names):
+        return False
+    if node.css_first("pre") is not None:
+        return False  # a docs section about cookies or comments, with its examples
+    if any(_ALWAYS_CHROME.search(name) for name in names):
+        return True
+    if node.tag in ("body", "main", "article", "pre", "code", "table", "h1", "h2"):
+        return False
+    if node.css_first("h1") is not None:
+        return False
+    size = text_length(node)
+    if size == 0:
+        return True
+    links = link_text_length(node)
+    return size - links < _CHROME_MAX_TEXT or links / size >= _CHROME_MIN_LINK_DENSITY
+
+
+def _is_permalink(node: LexborNode) -> bool:
+    href = node.attributes.get("href") or ""
+    if not href.startswith("#"):
+        return False
+    return node.text(deep=True).strip().lower() in _PERMALINK_TEXTS and not node.css_first("img")
+
+
+def _is_edit_link(node: LexborNode) -> bool:
+    text = node.text(deep=True)
+    return len(text) < 60 and _EDIT_LINK.match(text) is not None
+
+
+def _is_nav_bar(node: LexborNode) -> bool:
+    """A short table of two or more links that all say where to go (Prev, Next, Up, Top)."""
+    if text_length(node) > _NAV_MAX_TEXT:
+        return False
+    links = node.css("a")
+    if len(links) < 2:
+        return False
+    rest = node.text(deep=True)
+    for link in links:
+        text = " ".join(link.text(deep=True).split())
+        if text.lower() not in _NAV_WORDS:
+            return False
+        rest = rest.replace(link.text(deep=True), " ", 1)
+    return _NAV_FILLER.match(rest) is not None
+
+
+def _is_small_form(node: LexborNode) -> bool:
+    return text_length(node) - link_text_length(node) < _SMALL_FORM_TEXT
+
+
+def _is_page_header(node: LexborNode) -> bool:
+    return node.css_first("h1, h2, h3") is None
+
+
+def _in_code(node: LexborNode) -> bool:
+    """Whether ``node`` is or sits inside ``<pre>``/``<code>``: code text is never chrome."""
+    return node.tag in _CODE or within(node, _CODE)
+
+
+def clean_content(content: LexborNode) -> None:
+    """Remove chrome, hidden and non-content elements from ``content``, in place.
+
+    Boilerplate rules (chrome names, hidden styles, page headers, forms) never
+    remove anything inside ``<pre>`` or ``<code>``: a highlighter's
+    ``<span class="comment">`` is code.
+    """
+    remove_outermost(content.css(_ALWAYS_DROP), content)
+    remove_outermost(
+        content.css("[style]"), content, lambda node: _in_code(node) or not is_hidden(node)
+    )
+    remove_outermost(
+        content.css(_CHROME_CANDIDATES),
+        content,
+        lambda node: _in_code(node) or not _is_chrome(node),
+    )
+    remove_outermost(content.css("header"), content, lambda node: not _is_page_header(node))
+    remove_outermost(content.css("form"), content, lambda node: not _is_small_form(node))
+    remove_outermost(
+        content.css("table"), content, lambda node: _in_code(node) or not _is_nav_bar(node)
+    )
+    remove_outermost(
+        content.css("a[href]"),
+        content,
+        lambda node: not (_is_permalink(node) or _is_edit_link(node)),
+    )

@@ -1,0 +1,298 @@
+"""Split a document's Markdown into sections by its headings: the unit of retrieval.
+
+A section is the text under one heading (down to the next heading of any level), with
+the path of headings above it, the id of its heading (``## Timeouts {#timeouts}``, as
+the converter writes it) and its byte range in the Markdown. Code blocks and tables
+are never cut; a section longer than the token budget is cut between paragraphs
+(blocks), each part keeping the heading path and anchor. Text before the first
+heading is a section with an empty path. A heading with no text under it makes no
+section of its own (its children carry it in their paths).
+
+:func:`plain_text` is what gets indexed: the Markdown without link targets, fences,
+table pipes and emphasis marks, so a snippet cut from it never marks a word inside a
+URL or a code span. Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Iterator, Sequence
+
+from sitelore.core.fences import closes_fence, opening_fence
+from sitelore.core.models import Document, Section
+
+__all__ = [
+    "SECTIONS_VERSION",
+    "SECTION_TOKENS",
+    "Section",
+    "anchor_url",
+    "estimate_tokens",
+    "heading_line",
+    "plain_text",
+    "sections_of",
+    "split_sections",
+    "strip_heading_ids",
+    "with_sections",
+]
+
+#: The most tokens (about four characters each) of one section, unless one block alone
+#: is longer (a code block or table is never cut).
+SECTION_TOKENS = 400
+#: Bump when the splitter changes what it cuts or indexes: stores cut older documents
+#: again when they open (2: block quote markers left out of the text).
+SECTIONS_VERSION = 2
+
+_HEADING = re.compile(r"^(#{1,6})[ \t]+(.*?)[ \t]*$")
+# html-to-markdown writes a heading inside <summary> (rustdoc's methods) as "**#### x**".
+_BOLD_HEADING = re.compile(r"^\*\*(#{1,6}[ \t].*)\*\*[ \t]*$")
+_HEADING_ID = re.compile(r"[ \t]*\{#([^\s{}]+)\}[ \t]*$")
+_CLOSING_HASHES = re.compile(r"[ \t]+#+$")
+_FENCE = re.compile(r"^[ \t>]*(`{3,}|~{3,})")
+_TABLE_RULE = re.compile(r"^[ \t]*\|?[ \t:|-]*-[ \t:|-]*$")
+_IMAGE = re.compile(r"!\[((?:[^\[\]\\]|\\.)*)\]\((?:[^()\s]|\([^()\s]*\))*(?:[ \t]+\"[^\"]*\")?\)")
+_LINK = re.compile(r"\[((?:[^\[\]\\]|\\.)*)\]\((?:[^()\s]|\([^()\s]*\))*(?:[ \t]+\"[^\"]*\")?\)")
+_AUTOLINK = re.compile(r"<(?:https?|mailto|ftp):[^>\s]*>")
+_BARE_URL = re.compile(r"\b(?:https?|ftp)://\S+")
+# The lookahead states what every alternative starts with, so the regex engine skips
+# to the next "*" or "_" instead of trying the lookbehinds at every position.
+_EMPHASIS = re.compile(r"(?=[*_])(?<!\\)(?:\*\*|__|(?<![\w*])\*(?=\S)|(?<=[^\s\\])\*(?![\w*]))")
+_ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
+_SPACES = re.compile(r"[ \t\u00a0]+")
+_QUOTE = re.compile(r"^(?:[ \t]{0,3}>)+[ \t]?")
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Block:
+    start: int
+    end: int
+    text: str
+    heading: tuple[int, str, str | None] | None = None  # level, text, id
+
+
+def heading_line(line: str) -> tuple[int, str, str | None] | None:
+    """``(level, text, id)`` of an ATX heading line, None for any other line.
+
+    >>> heading_line("## Timeouts {#timeouts}")
+    (2, 'Timeouts', 'timeouts')
+    >>> heading_line("#hashtag") is None
+    True
+    """
+    if not line.startswith(("#", "**")):  # neither pattern can match: the common case
+        return None
+    bold = _BOLD_HEADING.match(line)
+    match = _HEADING.match(bold.group(1) if bold else line)
+    if match is None:
+        return None
+    text = match.group(2)
+    found = _HEADING_ID.search(text)
+    ident = found.group(1) if found else None
+    if found:
+        text = text[: found.start()]
+    text = _CLOSING_HASHES.sub("", text)
+    return len(match.group(1)), _inline(text).strip(), ident
+
+
+def strip_heading_ids(markdown: str) -> str:
+    """``markdown`` without the `` {#id}`` that ends its headings, code left as it is.
+
+    For readers that do not know the attribute syntax (Firecrawl's clients).
+    """
+    lines = markdown.split("\n")
+    fence: str | None = None
+    for index, line in enumerate(lines):
+        if fence is not None:
+            if closes_fence(line, fence):
+                fence = None
+        elif (fence := opening_fence(line)) is None and _HEADING.match(line):
+            lines[index] = _HEADING_ID.sub("", line)
+    return "\n".join(lines)
+
+
+def estimate_tokens(text: str) -> int:
+    """About how many model tokens ``text`` is (four characters each, at least one)."""
+    return len(text) // 4 + 1
+
+
+def _blocks(markdown: str) -> Iterator[_Block]:
+    """Paragraphs, headings, whole code blocks and tables, with their byte ranges."""
+    offset = 0
+    start = 0
+    lines: list[str] = []
+    fence = ""
+    for line in markdown.splitlines(keepends=True):
+        size = len(line) if line.isascii() else len(line.encode("utf-8", "surrogatepass"))
+        bare = line.rstrip("\r\n")
+        if fence:
+            lines.append(bare)
+            body = bare.lstrip(" >").strip()
+            if len(body) >= len(fence) and set(body) == {fence[0]}:
+                fence = ""
+        elif not bare.strip():
+            if lines:
+                yield _Block(start, offset, "\n".join(lines))
+                lines = []
+        elif (heading := heading_line(bare)) is not None:
+            if lines:
+                yield _Block(start, offset, "\n".join(lines))
+                lines = []
+            yield _Block(offset, offset + size, bare, heading)
+        else:
+            if not lines:
+                start = offset
+            opening = _FENCE.match(bare) if _may_fence(bare) else None
+            if opening is not None:
+                fence = opening.group(1)
+            lines.append(bare)
+        offset += size
+    if lines:
+        yield _Block(start, offset, "\n".join(lines))
+
+
+def _parts(blocks: Sequence[_Block], budget: int) -> Iterator[list[_Block]]:
+    """``blocks`` packed in order into runs of at most ``budget`` tokens (a longer block alone)."""
+    run: list[_Block] = []
+    used = 0
+    for block in blocks:
+        cost = estimate_tokens(block.text)
+        if run and used + cost > budget:
+            yield run
+            run, used = [], 0
+        run.append(block)
+        used += cost
+    if run:
+        yield run
+
+
+def split_sections(markdown: str, *, max_tokens: int = SECTION_TOKENS) -> list[Section]:
+    """The sections of ``markdown``, in document order, numbered from 0."""
+    sections: list[Section] = []
+    path: list[tuple[int, str, str | None]] = []
+    heading_start: int | None = None
+    body: list[_Block] = []
+
+    def flush() -> None:
+        names = tuple(text for _, text, _ in path)
+        anchor = next((ident for _, _, ident in reversed(path) if ident), None)
+        for number, run in enumerate(_parts(body, max_tokens)):
+            first = heading_start if number == 0 and heading_start is not None else run[0].start
+            text = "\n\n".join(plain_text(block.text) for block in run).strip()
+            if not text:
+                continue
+            sections.append(
+                Section(
+                    ordinal=len(sections),
+                    heading_path=names,
+                    anchor=anchor,
+                    start=first,
+                    end=run[-1].end,
+                    text=text,
+                    link_ratio=_link_ratio(run, text),
+                )
+            )
+
+    for block in _blocks(markdown):
+        if block.heading is None:
+            body.append(block)
+            continue
+        flush()
+        body = []
+        level = block.heading[0]
+        while path and path[-1][0] >= level:
+            path.pop()
+        path.append(block.heading)
+        heading_start = block.start
+    flush()
+    return sections
+
+
+def with_sections(document: Document) -> Document:
+    """``document`` with its sections cut (done where conversion runs, off the event loop)."""
+    return dataclasses.replace(document, sections=tuple(split_sections(document.markdown)))
+
+
+def sections_of(document: Document) -> Sequence[Section]:
+    """The sections of ``document``: those cut already, else cut now."""
+    if document.sections is not None:
+        return document.sections
+    return split_sections(document.markdown)
+
+
+def _link_ratio(blocks: Sequence[_Block], text: str) -> float:
+    if not text:
+        return 0.0
+    linked = sum(
+        len(_inline(m.group(1))) for b in blocks if "](" in b.text for m in _LINK.finditer(b.text)
+    )
+    return min(1.0, linked / len(text))
+
+
+def _may_fence(line: str) -> bool:
+    """False when ``line`` cannot open a fence (holds no run of three backticks or tildes)."""
+    return "```" in line or "~~~" in line
+
+
+def _inline(text: str) -> str:
+    """One line of Markdown as plain words: no link targets, emphasis marks or escapes.
+
+    Each pattern runs only when the text holds what every match of it must contain
+    (most lines have no link, image, URL, emphasis or escape): the result is the same.
+    """
+    if "![" in text:
+        text = _IMAGE.sub(r"\1", text)
+    if "](" in text:
+        text = _LINK.sub(r"\1", text)
+    if "<" in text:
+        text = _AUTOLINK.sub("", text)
+    if "://" in text:
+        text = _BARE_URL.sub("", text)
+    text = text.replace("`", "")
+    if "*" in text or "__" in text:
+        text = _EMPHASIS.sub("", text)
+    if "\\" in text:
+        text = _ESCAPE.sub(r"\1", text)
+    return text
+
+
+def plain_text(markdown: str) -> str:
+    """The words of a block (or more) of Markdown, as indexed and shown in snippets.
+
+    Fence lines, table rules and pipes, block quote markers, link targets, bare URLs,
+    backticks and emphasis marks go; code keeps its text; runs of spaces become one.
+
+    >>> plain_text("See [json](https://x/json.html) and `os.path` | a |  b |")
+    'See json and os.path a b'
+    """
+    out: list[str] = []
+    fence = ""
+    for line in markdown.splitlines():
+        if fence:  # code keeps every character (">>>" prompts included)
+            body = line.lstrip(" >").strip()
+            if len(body) >= len(fence) and set(body) == {fence[0]}:
+                fence = ""
+            else:
+                out.append(line.rstrip())
+            continue
+        if line.lstrip().startswith(">"):
+            line = _QUOTE.sub("", line)  # a block quote's text, not its ">" markers
+        opening = _FENCE.match(line) if _may_fence(line) else None
+        if opening is not None:
+            fence = opening.group(1)
+            continue
+        if "|" in line and _TABLE_RULE.match(line):
+            continue
+        heading = heading_line(line)
+        if heading is not None:
+            out.append(heading[1])
+            continue
+        text = _inline(line)
+        if text.lstrip().startswith("|"):
+            text = text.replace("|", " ")
+        out.append(_SPACES.sub(" ", text).strip())
+    return "\n".join(out).strip()
+
+
+def anchor_url(url: str, anchor: str | None) -> str:
+    """``url#anchor`` (any fragment of ``url`` replaced), or ``url`` without an anchor."""
+    base = url.split("#", 1)[0]
+    return f"{base}#{anchor}" if anchor else url
