@@ -260,8 +260,8 @@ def plain_text(markdown: str) -> str:
     Fence lines, table rules and pipes, block quote markers, link targets, bare URLs,
     backticks and emphasis marks go; code keeps its text; runs of spaces become one.
 
-    >>> plain_text("See [json](https://x/json.html) and `os.path` | a |  b |")
-    'See json and os.path a b'
+    >>> plain_text("See [json](https://x/json.html) and `os.path`\\n| a |  b |\\n|---|---|")
+    'See json and os.path\\na b'
     """
     out: list[str] = []
     fence = ""
