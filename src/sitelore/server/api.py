@@ -43,7 +43,6 @@ from sitelore.app.wire import (
     MAX_OFFSET,
     CrawlJobRequest,
     CrawlResult,
-    DocumentItem,
     DocumentList,
     DocumentOut,
     ErrorBody,
@@ -461,16 +460,7 @@ def _add_document_routes(
         offset: Annotated[int, Query(ge=0, le=MAX_OFFSET, description="Documents to skip.")] = 0,
     ) -> DocumentList:
         """List stored documents, most recently updated first."""
-        total = await store.count()
-        docs = await store.list(limit=limit, offset=offset)
-        more = offset + len(docs) < total
-        return DocumentList(
-            total=total,
-            limit=limit,
-            offset=offset,
-            next_offset=offset + len(docs) if more and docs else None,
-            documents=[DocumentItem.from_stored(doc) for doc in docs],
-        )
+        return await service.list_documents(store, limit=limit, offset=offset)
 
     @app.get(f"{API_PREFIX}/documents/{{document_id}}", responses=_NOT_FOUND, tags=["documents"])
     async def get_document(

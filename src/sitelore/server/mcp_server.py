@@ -37,8 +37,6 @@ from sitelore.app.wire import (
     MAX_OFFSET,
     MAX_URL_LENGTH,
     CrawlResult,
-    DocumentItem,
-    DocumentList,
     RemoteOptionError,
     RemotePolicy,
     SubmitRequest,
@@ -287,8 +285,9 @@ class _Tools:
             cursor = str(service.section_start(doc, wanted))
         window = service.text_window(doc.markdown, cursor=cursor, max_bytes=parsed.max_bytes)
         capture = await self._runtime.capture_of(doc.id)
-        result = DocumentWindow(
-            **document_meta(doc, doc.markdown, capture),
+        result = DocumentWindow.shape(
+            doc,
+            **document_meta(doc.markdown, capture),
             start=window.start,
             end=window.end,
             total_bytes=window.total,
@@ -300,19 +299,12 @@ class _Tools:
     async def list(self, _ctx: _Context, args: dict[str, Any]) -> types.CallToolResult:
         parsed = ListArgs.model_validate(args)
         store = self._runtime.store
-        total = await store.count()
-        docs = await store.list(limit=parsed.limit, offset=parsed.offset)
-        end = parsed.offset + len(docs)
-        result = DocumentList(
-            total=total,
-            limit=parsed.limit,
-            offset=parsed.offset,
-            next_offset=end if docs and end < total else None,
-            documents=[DocumentItem.from_stored(doc) for doc in docs],
-        )
+        result = await service.list_documents(store, limit=parsed.limit, offset=parsed.offset)
+        docs, total = result.documents, result.total
         if not docs:
             return _ok(f"No documents at offset {parsed.offset} (total {total}).", result)
         body = "\n".join(f"- {doc.id} {doc.url} {_short(doc.title)}" for doc in docs)
+        end = parsed.offset + len(docs)
         header = {"source": f"stored documents {parsed.offset + 1}-{end} of {total} (id url title)"}
         return _ok(service.fence(body, header=header), result)
 
