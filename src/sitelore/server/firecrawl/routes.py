@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 
 from fastapi import APIRouter, Body, FastAPI, Query, Request
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
 from sitelore.app.bootstrap import Runtime
 from sitelore.app.jobs import Job, JobManager, JobStatus
@@ -45,6 +45,7 @@ from sitelore.server.firecrawl.shapes import (
     BatchScrapeRequest,
     CrawlRequest,
     MapRequest,
+    RequestBody,
     ScrapeRequest,
 )
 from sitelore.server.firecrawl.translate import Wanted, crawl_options, wanted
@@ -52,7 +53,7 @@ from sitelore.server.firecrawl.translate import Wanted, crawl_options, wanted
 __all__ = ["firecrawl_router"]
 
 _P = ParamSpec("_P")
-_Model = TypeVar("_Model", bound=BaseModel)
+_Model = TypeVar("_Model", bound=RequestBody)
 _STATUS = {
     JobStatus.RUNNING: "scraping",
     JobStatus.DONE: "completed",
@@ -86,7 +87,7 @@ def _answering(
 def _parse(model: type[_Model], body: dict[str, Any]) -> tuple[_Model, list[str]]:
     """Validate ``body``; the notes name the fields sent that this server ignores."""
     parsed = model.model_validate(body)
-    extra = sorted(k for k in parsed.model_extra or {} if k not in ("origin", "integration"))
+    extra = parsed.unknown_fields()
     return parsed, [f"ignored fields: {', '.join(extra)}"] if extra else []
 
 
