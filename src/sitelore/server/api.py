@@ -162,17 +162,13 @@ def error_detail(exc: BaseException) -> tuple[int, ErrorDetail]:
     )
 
 
-def _error_response(status: int, detail: ErrorDetail, **headers: str) -> JSONResponse:
-    body = ErrorBody(error=detail).model_dump(mode="json", by_alias=True)
-    return JSONResponse(body, status_code=status, headers=headers or None)
-
-
 def _error_for(request: Request, status: int, detail: ErrorDetail, **headers: str) -> JSONResponse:
     """An error in the shape the route's clients read: Firecrawl's under its prefix."""
     if request.url.path.startswith(f"{FIRECRAWL_PREFIX}/"):
         body = refusal(detail.code, detail.message)
-        return JSONResponse(body, status_code=status, headers=headers or None)
-    return _error_response(status, detail, **headers)
+    else:
+        body = ErrorBody(error=detail).model_dump(mode="json", by_alias=True)
+    return JSONResponse(body, status_code=status, headers=headers or None)
 
 
 def _validation_detail(exc: RequestValidationError) -> tuple[int, ErrorDetail]:

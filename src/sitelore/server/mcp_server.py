@@ -187,10 +187,6 @@ def _invalid(tool: str, exc: ValidationError) -> types.CallToolResult:
     return _error(f"{tool}: invalid arguments: " + "; ".join(problems))
 
 
-def _refused(tool: str, exc: RemoteOptionError) -> types.CallToolResult:
-    return _error(f"{tool}: invalid arguments: {exc.field}: {exc.reason}")
-
-
 def _short(text: str) -> str:
     flat = " ".join(text.split())
     return flat if len(flat) <= _TITLE_CHARS else flat[: _TITLE_CHARS - 1] + "…"
@@ -391,7 +387,7 @@ def build_server(
         except ValidationError as exc:
             return _invalid(params.name, exc)
         except RemoteOptionError as exc:
-            return _refused(params.name, exc)
+            return _error(f"{params.name}: invalid arguments: {exc.field}: {exc.reason}")
         except SiteloreError as exc:
             return _error(f"{params.name}: {service.remote_message(exc)}")
         except Exception:  # a bug must not take the session down
