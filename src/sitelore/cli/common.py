@@ -202,10 +202,6 @@ _FLAG_OF_SETTING = {
 }
 
 
-def _from_env() -> bool:
-    return bool(os.environ.get("SITELORE_CONFIG"))
-
-
 def settings_path(config: Path | None) -> Path | None:
     """The settings file of a command: ``--config`` (after the command name, else
     before it), else ``SITELORE_CONFIG``, else ``./sitelore.toml`` when it exists
@@ -213,7 +209,7 @@ def settings_path(config: Path | None) -> Path | None:
     config = config if config is not None else global_options().config
     if config is not None:
         return config
-    if _from_env():
+    if os.environ.get("SITELORE_CONFIG"):
         return Path(os.environ["SITELORE_CONFIG"])
     default = Path("sitelore.toml")
     return default if default.is_file() else None

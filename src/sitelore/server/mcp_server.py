@@ -157,14 +157,11 @@ def _compact(node: Any, parent: str = "") -> Any:
     return node
 
 
-def _input(model: type[BaseModel]) -> dict[str, Any]:
-    return dict(_compact(model.model_json_schema(by_alias=True)))
-
-
-def _with_links(model: type[BaseModel], links: LinkStyle) -> dict[str, Any]:
-    """``model``'s input schema, whose ``links`` default is the operator's setting."""
-    schema = _input(model)
-    schema["properties"]["links"]["default"] = links
+def _input(model: type[BaseModel], links: LinkStyle | None = None) -> dict[str, Any]:
+    """``model``'s input schema, compacted; its ``links`` default is ``links`` when given."""
+    schema = dict(_compact(model.model_json_schema(by_alias=True)))
+    if links is not None:
+        schema["properties"]["links"]["default"] = links
     return schema
 
 
@@ -330,7 +327,7 @@ def _tool_list(runtime: Runtime, remote: RemotePolicy) -> list[types.Tool]:
                 "Ask a question or give words; returns the best pages, each with its best "
                 "section's text, heading path and URL#anchor (within maxBytes in all)."
             ),
-            input_schema=_with_links(SearchArgs, runtime.settings.links),
+            input_schema=_input(SearchArgs, runtime.settings.links),
             annotations=read_only,
         ),
         types.Tool(
@@ -342,7 +339,7 @@ def _tool_list(runtime: Runtime, remote: RemotePolicy) -> list[types.Tool]:
                 "an id given as URL#anchor); pass nextCursor back as cursor for the next window "
                 "(with the same links)."
             ),
-            input_schema=_with_links(GetArgs, runtime.settings.links),
+            input_schema=_input(GetArgs, runtime.settings.links),
             annotations=read_only,
         ),
         types.Tool(
