@@ -17,7 +17,7 @@ from datetime import UTC
 
 from sitelore.app.bootstrap import Runtime
 from sitelore.app.semantic import Ranked, SemanticSearch
-from sitelore.app.wire import Hit, SearchResult, SubmitRequest
+from sitelore.app.wire import DocumentItem, DocumentList, Hit, SearchResult, SubmitRequest
 from sitelore.core.errors import (
     BlockedURLError,
     ConversionFailedError,
@@ -54,6 +54,7 @@ __all__ = [
     "fence",
     "get_document",
     "get_document_at",
+    "list_documents",
     "remote_message",
     "search",
     "search_result",
@@ -277,6 +278,20 @@ async def section_texts(
             text += f"\n[… section continues: get-document id={hit.id} section={hit.section}]"
         texts.append(text)
     return texts
+
+
+async def list_documents(store: Store, *, limit: int, offset: int) -> DocumentList:
+    """One page of the stored documents, most recently updated first (REST and MCP)."""
+    total = await store.count()
+    docs = await store.list(limit=limit, offset=offset)
+    end = offset + len(docs)
+    return DocumentList(
+        total=total,
+        limit=limit,
+        offset=offset,
+        next_offset=end if docs and end < total else None,
+        documents=[DocumentItem.shape(doc) for doc in docs],
+    )
 
 
 async def delete_document(store: Store, document_id: str) -> None:

@@ -25,7 +25,6 @@ from sitelore.core.models import (
     JobRecord,
     PageOutcome,
     SearchHit,
-    StoredDocument,
 )
 from sitelore.core.options import CAPPED_OPTIONS, CrawlOptions, Limits, clamped_options
 
@@ -348,24 +347,18 @@ class CrawlResult(_Wire):
     @classmethod
     def from_summary(cls, summary: CrawlSummary, requested: CrawlOptions) -> CrawlResult:
         """Shape a crawl summary; ``requested`` is what was asked before clamping."""
-        return cls(
+        return cls.shape(
+            summary,
             documents=[
                 DocumentRef(id=p.document_id, url=p.final_url or p.url, title=p.title or "")
                 for p in summary.pages
                 if p.indexed and p.document_id is not None
             ],
-            pages_indexed=summary.pages_indexed,
-            pages_crawled=summary.pages_crawled,
             errors=[f for f in map(_failure, summary.pages) if f is not None],
-            truncated=summary.truncated,
-            truncated_reason=summary.truncated_reason,
-            unfetched=summary.unfetched,
             skipped=summary.skipped_by_reason(),
-            skipped_urls={reason: list(urls) for reason, urls in summary.skipped_urls.items()},
             elapsed_ms=round(summary.elapsed_ms),
             applied=summary.options,
             clamped=clamped_fields(requested, summary.options),
-            warnings=list(summary.warnings),
         )
 
 
@@ -377,17 +370,6 @@ class DocumentItem(_Wire):
     title: str = Field(description="The page title.")
     fetched_at: datetime = Field(description="When the page was fetched (UTC).")
     updated_at: datetime = Field(description="When the document last changed (UTC).")
-
-    @classmethod
-    def from_stored(cls, doc: StoredDocument) -> DocumentItem:
-        """Shape a stored document for a listing."""
-        return cls(
-            id=doc.id,
-            url=doc.url,
-            title=doc.title,
-            fetched_at=doc.fetched_at,
-            updated_at=doc.updated_at,
-        )
 
 
 class DocumentList(_Wire):
@@ -414,17 +396,8 @@ class Hit(_Wire):
 
     @classmethod
     def from_hit(cls, hit: SearchHit) -> Hit:
-        """Shape a store hit."""
-        return cls(
-            id=hit.id,
-            url=hit.url,
-            title=hit.title,
-            heading_path=list(hit.heading_path),
-            anchor_url=hit.anchor_url or hit.url,
-            section=hit.section,
-            snippet=hit.snippet,
-            score=hit.score,
-        )
+        """Shape a store hit (its URL stands for a missing anchor URL)."""
+        return cls.shape(hit, anchor_url=hit.anchor_url or hit.url)
 
 
 class SearchResult(_Wire):
@@ -524,20 +497,12 @@ class JobOut(_Wire):
             status, code = "interrupted", "interrupted"
             message = "the server stopped before the job ended (it was not shut down cleanly)"
         applied = CrawlOptions.model_validate(record.detail["applied"])
-        return cls(
-            id=record.id,
+        return cls.shape(
+            record,
             status=status,
-            seed=record.seed,
-            created_at=record.created_at,
-            finished_at=record.finished_at,
             applied=applied,
             clamped=record.detail.get("clamped", []),
-            progress=JobProgress(
-                pages_crawled=record.pages_crawled,
-                pages_indexed=record.pages_indexed,
-                errors=record.errors,
-                max_pages=applied.max_pages,
-            ),
+            progress=JobProgress.shape(record, max_pages=applied.max_pages),
             result=record.detail.get("result"),
             error=None if code is None else ErrorDetail(code=code, message=message or code),
             links=_job_links(base, record.id),
@@ -560,13 +525,9 @@ class JobOut(_Wire):
         pages = job.pages
         summary = job.summary
         asked = requested if requested is not None else job.requested
-        return cls(
-            id=job.id,
+        return cls.shape(
+            job,
             status=str(job.status),
-            seed=job.seed,
-            created_at=job.created_at,
-            finished_at=job.finished_at,
-            applied=job.applied,
             clamped=clamped_fields(asked, job.applied),
             progress=JobProgress(
                 pages_crawled=len(pages),

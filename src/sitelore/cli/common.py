@@ -17,7 +17,7 @@ import json
 import logging
 import os
 import sys
-from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
@@ -30,6 +30,8 @@ from sitelore.core.linkstyle import LINK_STYLES, LinkStyle
 from sitelore.core.models import SearchHit
 
 if TYPE_CHECKING:
+    from pydantic import BaseModel
+
     from sitelore.core.config import Settings
     from sitelore.core.options import CrawlOptions
     from sitelore.core.ports import Store
@@ -50,6 +52,7 @@ __all__ = [
     "crawl_options",
     "debugging",
     "err_console",
+    "flag_checked",
     "global_options",
     "hit_json",
     "invocation",
@@ -66,6 +69,7 @@ __all__ = [
 ]
 
 T = TypeVar("T")
+M = TypeVar("M", bound="BaseModel")
 
 # ``sitelore`` alone shows the help: ``cli.main`` asks for ``--help`` then, so no
 # ``no_args_is_help`` here (click reports that as a usage error, on stderr).
@@ -182,15 +186,11 @@ def debugging(debug: bool) -> bool:
 
 _FLAG_OF_FIELD = {
     "max_pages": "--max-pages",
-    "maxPages": "--max-pages",
     "max_depth": "--max-depth",
-    "maxDepth": "--max-depth",
     "delay": "--delay",
     "concurrency": "--concurrency",
     "path_prefix": "--path-prefix",
-    "pathPrefix": "--path-prefix",
     "exclude_patterns": "--exclude",
-    "excludePatterns": "--exclude",
 }
 
 
@@ -202,10 +202,6 @@ _FLAG_OF_SETTING = {
 }
 
 
-def _from_env() -> bool:
-    return bool(os.environ.get("SITELORE_CONFIG"))
-
-
 def settings_path(config: Path | None) -> Path | None:
     """The settings file of a command: ``--config`` (after the command name, else
     before it), else ``SITELORE_CONFIG``, else ``./sitelore.toml`` when it exists
@@ -213,7 +209,7 @@ def settings_path(config: Path | None) -> Path | None:
     config = config if config is not None else global_options().config
     if config is not None:
         return config
-    if _from_env():
+    if os.environ.get("SITELORE_CONFIG"):
         return Path(os.environ["SITELORE_CONFIG"])
     default = Path("sitelore.toml")
     return default if default.is_file() else None
@@ -306,16 +302,10 @@ def with_workers(settings: Settings, workers: int | None) -> Settings:
     """``settings`` with ``--workers`` applied; a bad value is a UsageError naming it."""
     if workers is None:
         return settings
-    from pydantic import ValidationError
-
     from sitelore.core.config import ConvertSettings
 
-    try:
-        convert = ConvertSettings.model_validate(
-            {**settings.convert.model_dump(), "workers": workers}
-        )
-    except ValidationError as exc:
-        raise UsageError(f"--workers: {exc.errors()[0]['msg']}") from exc
+    changed = {**settings.convert.model_dump(), "workers": workers}
+    convert = flag_checked(ConvertSettings, changed, {"workers": "--workers"})
     return settings.model_copy(update={"convert": convert})
 
 
@@ -330,18 +320,28 @@ def _check_allow_entries(entries: Sequence[str], error: Callable[[str], Sitelore
             raise error(str(exc)) from exc
 
 
-def crawl_options(**values: Any) -> CrawlOptions:
-    """Validate crawl options given as flags; a bad value is a UsageError naming the flag."""
+def flag_checked(model: type[M], values: Mapping[str, Any], flags: Mapping[str, str]) -> M:
+    """``values`` validated as ``model``; a bad one is a UsageError naming its flag.
+
+    ``flags`` maps field names to the flags that set them (a field not in it is named
+    as it is).
+    """
     from pydantic import ValidationError
 
-    from sitelore.core.options import CrawlOptions
-
     try:
-        return CrawlOptions.model_validate({k: v for k, v in values.items() if v is not None})
+        return model.model_validate(values)
     except ValidationError as exc:
         first = exc.errors()[0]
         field = str(first["loc"][0]) if first["loc"] else "options"
-        raise UsageError(f"{_FLAG_OF_FIELD.get(field, field)}: {first['msg']}") from exc
+        raise UsageError(f"{flags.get(field, field)}: {first['msg']}") from exc
+
+
+def crawl_options(**values: Any) -> CrawlOptions:
+    """Validate crawl options given as flags; a bad value is a UsageError naming the flag."""
+    from sitelore.core.options import CrawlOptions
+
+    given = {k: v for k, v in values.items() if v is not None}
+    return flag_checked(CrawlOptions, given, _FLAG_OF_FIELD)
 
 
 def run_async(coro: Coroutine[Any, Any, T]) -> T:

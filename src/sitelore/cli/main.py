@@ -441,14 +441,9 @@ def demo(
             err_console.print(f"serving {root} at {base}")
             options = CrawlOptions(max_pages=50, max_depth=3, delay=0.0, concurrency=4)
             async with Runtime(settings) as runtime, runtime.open_crawl(base + "/", options) as run:
-                progress = CrawlProgress(
-                    err_console, total=options.max_pages, enabled=err_console.is_terminal
-                )
-                with progress:
-                    async for outcome in run:
-                        progress.advance(outcome)
+                summary = await _drive(run, show_progress=err_console.is_terminal)
                 hits = await runtime.store.search(query, limit=5)
-            return run.summary, hits
+            return summary, hits
 
     summary, hits = run_async(go())
     if as_json:

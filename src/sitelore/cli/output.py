@@ -6,82 +6,88 @@ Only rendering lives here (rich); the commands and their exit codes are in ``cli
 from __future__ import annotations
 
 from collections.abc import Sequence
-from types import TracebackType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Self
 
 from rich.console import Console
 from rich.markup import escape
 
 if TYPE_CHECKING:
-    from rich.progress import Progress
+    from rich.progress import Progress, ProgressColumn
 
 from sitelore.core.models import CrawlSummary, PageOutcome, SearchHit, StoredDocument
 
-__all__ = ["CrawlProgress", "print_documents", "print_hits", "print_summary", "print_warnings"]
+__all__ = [
+    "CrawlProgress",
+    "ProgressBar",
+    "print_documents",
+    "print_hits",
+    "print_summary",
+    "print_warnings",
+]
 
 #: The status column of a redirect that landed on a page already fetched.
 REDIRECT_DUPLICATE = "→"
 
 
-class CrawlProgress:
+class ProgressBar:
+    """A rich progress bar on a terminal; else nothing. Subclasses name its columns.
+
+    ``fields`` are the task's fields the columns show, with their first values.
+    """
+
+    def __init__(self, console: Console, *, total: int, enabled: bool, **fields: Any) -> None:
+        # Loaded here: commands that only read the store never draw a progress bar.
+        from rich.progress import Progress
+
+        self._progress: Progress | None = (
+            Progress(*self._columns(), console=console, transient=True) if enabled else None
+        )
+        self._task = self._progress.add_task("", total=total, **fields) if self._progress else None
+
+    def _columns(self) -> tuple[ProgressColumn, ...]:
+        raise NotImplementedError
+
+    def __enter__(self) -> Self:
+        if self._progress is not None:
+            self._progress.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._progress is not None:
+            self._progress.stop()
+
+    def _update(self, **values: Any) -> None:
+        if self._progress is not None and self._task is not None:
+            self._progress.update(self._task, **values)
+
+
+class CrawlProgress(ProgressBar):
     """A progress bar on a terminal (pages done of the cap, errors, current URL); else nothing.
 
     Off a terminal the spider's INFO log lines say the same, one per page.
     """
 
     def __init__(self, console: Console, *, total: int, enabled: bool) -> None:
-        # Loaded here: commands that only read the store never draw a progress bar.
-        from rich.progress import (
-            BarColumn,
-            MofNCompleteColumn,
-            Progress,
-            TextColumn,
-            TimeElapsedColumn,
-        )
-
+        super().__init__(console, total=total, enabled=enabled, errors=0, url="")
         self._errors = 0
-        self._progress: Progress | None = (
-            Progress(
-                TextColumn("[bold]crawl"),
-                BarColumn(),
-                MofNCompleteColumn(),
-                TextColumn("errors {task.fields[errors]}"),
-                TimeElapsedColumn(),
-                TextColumn("{task.fields[url]}", style="dim"),
-                console=console,
-                transient=True,
-            )
-            if enabled
-            else None
-        )
-        self._task = (
-            self._progress.add_task("crawl", total=total, errors=0, url="")
-            if self._progress
-            else None
-        )
 
-    def __enter__(self) -> CrawlProgress:
-        if self._progress is not None:
-            self._progress.start()
-        return self
+    def _columns(self) -> tuple[ProgressColumn, ...]:
+        from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        if self._progress is not None:
-            self._progress.stop()
+        return (
+            TextColumn("[bold]crawl"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("errors {task.fields[errors]}"),
+            TimeElapsedColumn(),
+            TextColumn("{task.fields[url]}", style="dim"),
+        )
 
     def advance(self, outcome: PageOutcome) -> None:
         """Count one finished page."""
         if outcome.error is not None:
             self._errors += 1
-        if self._progress is not None and self._task is not None:
-            self._progress.update(
-                self._task, advance=1, errors=self._errors, url=_short(outcome.url)
-            )
+        self._update(advance=1, errors=self._errors, url=_short(outcome.url))
 
 
 def _short(url: str, width: int = 60) -> str:

@@ -11,11 +11,14 @@ from typing import TYPE_CHECKING, Any
 from sitelore.adapters.embedding import load_embedder
 from sitelore.app.semantic import Ranked, SemanticSearch, embed_pending
 from sitelore.cli.common import err_console, reading_store
+from sitelore.cli.output import ProgressBar
 from sitelore.core.errors import ConfigError
 from sitelore.core.models import SearchHit
 from sitelore.core.ports import SectionVectors
 
 if TYPE_CHECKING:
+    from rich.progress import ProgressColumn
+
     from sitelore.core.config import Settings
 
 __all__ = ["embed_store", "hits_of", "ranking_json", "search_store"]
@@ -38,49 +41,21 @@ async def embed_store(settings: Settings, *, show_progress: bool) -> tuple[int, 
             raise ConfigError(f"{settings.store}: this store cannot keep section vectors")
         documents = await store.reindex()
         _, total = await store.vector_counts(embedder.name)
-        with _Bar(total, enabled=show_progress) as bar:
+        with _Bar(err_console, total=total, enabled=show_progress) as bar:
             sections = await embed_pending(store, embedder, progress=bar.update)
         return documents, sections
 
 
-class _Bar:
+class _Bar(ProgressBar):
     """A progress bar of sections embedded, on a terminal; else nothing."""
 
-    def __init__(self, total: int, *, enabled: bool) -> None:
-        from rich.progress import (
-            BarColumn,
-            MofNCompleteColumn,
-            Progress,
-            TextColumn,
-            TimeElapsedColumn,
-        )
+    def _columns(self) -> tuple[ProgressColumn, ...]:
+        from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
 
-        self._progress = (
-            Progress(
-                TextColumn("[bold]embed"),
-                BarColumn(),
-                MofNCompleteColumn(),
-                TimeElapsedColumn(),
-                console=err_console,
-                transient=True,
-            )
-            if enabled
-            else None
-        )
-        self._task = self._progress.add_task("embed", total=total) if self._progress else None
-
-    def __enter__(self) -> _Bar:
-        if self._progress is not None:
-            self._progress.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self._progress is not None:
-            self._progress.stop()
+        return (TextColumn("[bold]embed"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
 
     def update(self, done: int) -> None:
-        if self._progress is not None and self._task is not None:
-            self._progress.update(self._task, completed=done)
+        self._update(completed=done)
 
 
 def hits_of(ranked: Ranked) -> list[SearchHit]:

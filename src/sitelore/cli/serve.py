@@ -32,6 +32,7 @@ from sitelore.cli.common import (
     UserAgentOpt,
     WorkersOpt,
     err_console,
+    flag_checked,
     load_cli_settings,
     run_async,
     setup_logging,
@@ -301,16 +302,10 @@ def _settings(
     changes = {key: value for key, value in caps.items() if value is not None}
     if not changes:
         return settings
-    from pydantic import ValidationError
-
     from sitelore.core.options import Limits
 
-    try:
-        limits = Limits.model_validate({**settings.limits.model_dump(), **changes})
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        flag = "--cap-" + str(first["loc"][0]).replace("_", "-")
-        raise UsageError(f"{flag}: {first['msg']}") from exc
+    changed = {**settings.limits.model_dump(), **changes}
+    limits = flag_checked(Limits, changed, {key: "--cap-" + key.replace("_", "-") for key in caps})
     return settings.model_copy(update={"limits": limits})
 
 

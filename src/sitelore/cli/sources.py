@@ -16,7 +16,7 @@ import re
 import tempfile
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -26,11 +26,13 @@ from sitelore.cli.common import (
     DbOpt,
     DebugOpt,
     JsonOpt,
+    NoRobotsOpt,
     ResolveOpt,
     UserAgentOpt,
     WorkersOpt,
     debugging,
     err_console,
+    flag_checked,
     load_cli_settings,
     out_console,
     print_json,
@@ -75,19 +77,6 @@ def register(app: typer.Typer) -> None:
 # --- add -------------------------------------------------------------------------------
 
 
-def _spec_from_flags(values: dict[str, Any]) -> SourceSpec:
-    from pydantic import ValidationError
-
-    from sitelore.core.config import SourceSpec
-
-    try:
-        return SourceSpec.model_validate({k: v for k, v in values.items() if v is not None})
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        field = str(first["loc"][0]) if first["loc"] else "options"
-        raise UsageError(f"{_FLAG_OF_FIELD.get(field, field)}: {first['msg']}") from exc
-
-
 def _write_atomically(path: Path, text: str) -> None:
     """Replace ``path`` with ``text`` in one step (a crash leaves the old file or the new)."""
     directory = path.parent if str(path.parent) else Path()
@@ -124,9 +113,7 @@ def add(
     exclude: Annotated[
         list[str] | None, typer.Option("--exclude", help="Skip URLs matching this glob.")
     ] = None,
-    no_robots: Annotated[
-        bool, typer.Option("--no-robots", help="Do not fetch or obey robots.txt.")
-    ] = False,
+    no_robots: NoRobotsOpt = False,
     delay: Annotated[
         float | None, typer.Option("--delay", help="Seconds between requests to one origin.")
     ] = None,
@@ -141,26 +128,26 @@ def add(
     debug: DebugOpt = False,
 ) -> None:
     """Add a named source to the settings file (crawl it with `sitelore update NAME`)."""
-    from sitelore.core.config import SOURCE_NAME_PATTERN
+    from sitelore.core.config import SOURCE_NAME_PATTERN, SourceSpec
     from sitelore.core.config_toml import append_source
     from sitelore.core.urls import normalize_url
 
     if not re.match(SOURCE_NAME_PATTERN, name):
         raise UsageError(f"NAME {name!r}: use 1-64 letters, digits, '-', '_' or '.'")
-    spec = _spec_from_flags(
-        {
-            "url": normalize_url(url),
-            "max_pages": max_pages,
-            "max_depth": max_depth,
-            "same_domain": same_domain,
-            "path_prefix": path_prefix,
-            "exclude": tuple(exclude) if exclude else None,
-            "respect_robots": False if no_robots else None,
-            "delay": delay,
-            "sitemap": True if sitemap else None,
-            "refresh": refresh,
-        }
-    )
+    values = {
+        "url": normalize_url(url),
+        "max_pages": max_pages,
+        "max_depth": max_depth,
+        "same_domain": same_domain,
+        "path_prefix": path_prefix,
+        "exclude": tuple(exclude) if exclude else None,
+        "respect_robots": False if no_robots else None,
+        "delay": delay,
+        "sitemap": True if sitemap else None,
+        "refresh": refresh,
+    }
+    given = {key: value for key, value in values.items() if value is not None}
+    spec = flag_checked(SourceSpec, given, _FLAG_OF_FIELD)
     path = settings_path(config) or _DEFAULT_FILE
     try:
         text = path.read_text(encoding="utf-8") if path.exists() else ""

@@ -131,20 +131,16 @@ class ChangeReport:
         error: str | None = None,
     ) -> Self:
         """Build the report of a crawl that ran (``error`` when it failed all the same)."""
-        by_kind = summary.changes()
+        by_kind: dict[str, Any] = {str(k): tuple(urls) for k, urls in summary.changes().items()}
         return cls(
             source=source,
             seed=summary.seed,
             started_at=started_at,
             finished_at=finished_at,
             pages_crawled=summary.pages_crawled,
-            new=tuple(by_kind[ChangeKind.NEW]),
-            changed=tuple(by_kind[ChangeKind.CHANGED]),
-            unchanged=tuple(by_kind[ChangeKind.UNCHANGED]),
-            removed=tuple(by_kind[ChangeKind.REMOVED]),
-            failed=tuple(by_kind[ChangeKind.FAILED]),
             error=error,
             truncated=summary.truncated,
+            **by_kind,
         )
 
     @classmethod
@@ -154,18 +150,8 @@ class ChangeReport:
         **fields: Any,
     ) -> Self:
         """Rebuild a report from :meth:`url_lists` data and its other fields (the store)."""
-
-        def urls(kind: ChangeKind) -> tuple[str, ...]:
-            return tuple(_strings(lists.get(str(kind), ())))
-
-        return cls(
-            new=urls(ChangeKind.NEW),
-            changed=urls(ChangeKind.CHANGED),
-            unchanged=urls(ChangeKind.UNCHANGED),
-            removed=urls(ChangeKind.REMOVED),
-            failed=urls(ChangeKind.FAILED),
-            **fields,
-        )
+        by_kind: dict[str, Any] = {str(k): tuple(_strings(lists.get(str(k), ()))) for k in _KINDS}
+        return cls(**by_kind, **fields)
 
 
 def _strings(values: Iterable[object]) -> Iterable[str]:

@@ -145,17 +145,10 @@ class SourceSpec(BaseModel):
 
     def crawl_options(self) -> CrawlOptions:
         """The crawl this source asks for (unset options keep the crawl defaults)."""
-        values: dict[str, Any] = {
-            "max_pages": self.max_pages,
-            "max_depth": self.max_depth,
-            "same_domain": self.same_domain,
-            "path_prefix": self.path_prefix,
-            "exclude_patterns": self.exclude or None,
-            "respect_robots": self.respect_robots,
-            "delay": self.delay,
-            "sitemap": self.sitemap,
-        }
-        return CrawlOptions.model_validate({k: v for k, v in values.items() if v is not None})
+        values = self.model_dump(exclude={"url", "exclude", "refresh"}, exclude_none=True)
+        if self.exclude:
+            values["exclude_patterns"] = self.exclude
+        return CrawlOptions.model_validate(values)
 
 
 _SourceName = Annotated[str, Field(pattern=SOURCE_NAME_PATTERN)]

@@ -14,7 +14,7 @@ Pure data and conversions: no I/O.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, Self
 
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
@@ -35,6 +35,12 @@ class WireModel(BaseModel):
         """The JSON object as every surface prints it (wire names, JSON types)."""
         return self.model_dump(mode="json", by_alias=True)
 
+    @classmethod
+    def shape(cls, record: object, **values: Any) -> Self:
+        """Shape ``record``: each field is its attribute of the same name, unless in ``values``."""
+        taken = {name: getattr(record, name) for name in cls.model_fields if name not in values}
+        return cls(**taken, **values)
+
 
 class CaptureOut(WireModel):
     """The WARC record a document was built from (``sitelore reconvert`` reads it)."""
@@ -45,18 +51,6 @@ class CaptureOut(WireModel):
     digest: str = Field(description="WARC-Payload-Digest of the stored body (sha1:...).")
     record_id: str = Field(description="WARC-Record-ID.")
     page_id: str = Field(description="The fetch that captured it.")
-
-    @classmethod
-    def from_ref(cls, ref: CaptureRef) -> CaptureOut:
-        """Shape a capture reference."""
-        return cls(
-            file=ref.warc_file,
-            offset=ref.offset,
-            length=ref.length,
-            digest=ref.digest,
-            record_id=ref.record_id,
-            page_id=ref.page_id,
-        )
 
 
 class DocumentMeta(WireModel):
@@ -107,27 +101,13 @@ class DocumentOut(DocumentMeta):
         ``contentHash`` stays the stored text's whatever the style.
         """
         markdown = restyle_links(doc.markdown, links)
-        return cls(**document_meta(doc, markdown, capture), markdown=markdown)
+        return cls.shape(doc, **document_meta(markdown, capture), markdown=markdown)
 
 
-def document_meta(doc: StoredDocument, markdown: str, capture: CaptureRef | None) -> dict[str, Any]:
-    """The :class:`DocumentMeta` fields of ``doc`` whose Markdown, as shown, is ``markdown``."""
+def document_meta(markdown: str, capture: CaptureRef | None) -> dict[str, Any]:
+    """The :class:`DocumentMeta` fields a stored document lacks, when its Markdown as shown
+    is ``markdown`` (the others are its attributes: :meth:`WireModel.shape`)."""
     return {
-        "id": doc.id,
-        "url": doc.url,
-        "title": doc.title,
-        "description": doc.description,
-        "lang": doc.lang,
-        "canonical_url": doc.canonical_url,
-        "content_type": doc.content_type,
-        "status": doc.status,
-        "content_hash": doc.content_hash,
-        "etag": doc.etag,
-        "last_modified": doc.last_modified,
-        "fetched_at": doc.fetched_at,
-        "created_at": doc.created_at,
-        "updated_at": doc.updated_at,
-        "removed_at": doc.removed_at,
         "sections": len(split_sections(markdown)),
-        "capture": CaptureOut.from_ref(capture) if capture is not None else None,
+        "capture": None if capture is None else CaptureOut.shape(capture, file=capture.warc_file),
     }

@@ -117,7 +117,18 @@ class UsageError(SiteloreError):
     exit_code = EXIT_USAGE
 
 
-class InvalidURLError(UsageError):
+class _URLReasonError(SiteloreError):
+    """An error about one URL, for a reason: both kept, the message made by ``_message``."""
+
+    _message = "{url}: {reason}"
+
+    def __init__(self, url: str, reason: str) -> None:
+        self.url = url
+        self.reason = reason
+        super().__init__(self._message.format(url=url, reason=reason))
+
+
+class InvalidURLError(_URLReasonError, UsageError):
     """A URL that cannot be fetched at all: unparsable, wrong scheme, credentials.
 
     The message never repeats credentials: ``url`` is the redacted form.
@@ -125,22 +136,16 @@ class InvalidURLError(UsageError):
 
     kind = ErrorKind.INVALID_URL
 
-    def __init__(self, url: str, reason: str) -> None:
-        self.url = url
-        self.reason = reason
-        super().__init__(f"{url}: {reason}")
 
-
-class BlockedURLError(UsageError):
+class BlockedURLError(_URLReasonError, UsageError):
     """The address guard refused a URL or one of the addresses its host resolved to."""
 
     kind = ErrorKind.BLOCKED
+    _message = "{url}: blocked: {reason}"
 
     def __init__(self, url: str, reason: str, address: str | None = None) -> None:
-        self.url = url
-        self.reason = reason
         self.address = address
-        super().__init__(f"{url}: blocked: {reason}")
+        super().__init__(url, reason)
 
 
 class RobotsRefusedError(UsageError):
@@ -259,16 +264,12 @@ class ConversionError(SiteloreError):
     kind = ErrorKind.UNSUPPORTED_CONTENT_TYPE
 
 
-class ConversionFailedError(ConversionError):
+class ConversionFailedError(_URLReasonError, ConversionError):
     """Converting one page failed: the converter raised, its worker died, or the page
     ran over the conversion time cap (the message names the cap). A page outcome."""
 
     kind = ErrorKind.CONVERSION_FAILED
-
-    def __init__(self, url: str, reason: str) -> None:
-        self.url = url
-        self.reason = reason
-        super().__init__(f"{url}: conversion failed: {reason}")
+    _message = "{url}: conversion failed: {reason}"
 
 
 class BusyError(SiteloreError):
@@ -287,15 +288,11 @@ class StoreError(SiteloreError):
     """
 
 
-class PageStoreError(StoreError):
+class PageStoreError(_URLReasonError, StoreError):
     """Storing (or looking up) one page of a crawl failed: that page's outcome."""
 
     kind = ErrorKind.STORE_FAILED
-
-    def __init__(self, url: str, reason: str) -> None:
-        self.url = url
-        self.reason = reason
-        super().__init__(f"{url}: storing failed: {reason}")
+    _message = "{url}: storing failed: {reason}"
 
 
 class StoreLocationError(StoreError):

@@ -24,9 +24,10 @@ import math
 import string
 from collections.abc import Awaitable, Callable, Iterable, Iterator
 from types import MappingProxyType
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urlsplit
 
 from sitelore.core.errors import InvalidURLError
+from sitelore.core.sitemaps import sitemap_url
 from sitelore.core.urlparts import normalize_escapes, request_target, trim_url
 
 __all__ = [
@@ -411,20 +412,6 @@ def _delay_ms(value: str) -> int | None:
     return math.floor(seconds * 1000 + 0.5)
 
 
-def _sitemap_url(value: str, base_url: str | None = None) -> str | None:
-    if not value or any(ch.isspace() for ch in value):
-        return None
-    try:
-        if base_url is not None:
-            value = urljoin(base_url, value)
-        parts = urlsplit(value)
-    except ValueError:
-        return None
-    if parts.scheme.lower() not in _DEFAULT_PORTS or not parts.netloc:
-        return None
-    return value
-
-
 @dataclasses.dataclass(slots=True)
 class _Group:
     """A group while it is being parsed: its agents, rules and delays."""
@@ -453,25 +440,17 @@ def _parse(records: Iterable[tuple[str, str]], base_url: str | None = None) -> _
             reading_agents = True
         elif key in ("allow", "disallow"):
             reading_agents = False  # only a rule ends the user-agent list (RFC 9309 2.2.4)
-            if group is not None:
-                _add_member(group, key, value)
+            if group is not None and value:
+                group.rules.append(RobotsRule.compile(value, allow=key == "allow"))
         elif key == "crawl-delay":
-            if group is not None:
-                _add_member(group, key, value)
+            delay = _delay_ms(value)
+            if group is not None and delay is not None:
+                group.delays.append(delay)
         elif key == "sitemap":
-            url = _sitemap_url(value, base_url)
+            url = sitemap_url(value, base_url or "")
             if url is not None:
                 parsed.sitemaps.setdefault(url)
     return parsed
-
-
-def _add_member(group: _Group, key: str, value: str) -> None:
-    if key == "crawl-delay":
-        delay = _delay_ms(value)
-        if delay is not None:
-            group.delays.append(delay)
-    elif value:
-        group.rules.append(RobotsRule.compile(value, allow=key == "allow"))
 
 
 def _applicable(groups: list[_Group], token: str) -> list[_Group]:
@@ -582,10 +561,6 @@ class RobotsPolicy:
         self._loader = loader
         self._memo = memo or RobotsMemo(lambda: 0.0, ttl=math.inf)
 
-    async def rules_for(self, url: str) -> RobotsRules:
-        """Return the rules for ``url``'s origin, loading them on first use."""
-        return await self.load(url)
-
     async def cached(self, url: str) -> RobotsRules | None:
         """The rules of ``url``'s origin if already loaded, else None."""
         if self._loader is None:
@@ -615,6 +590,9 @@ class RobotsPolicy:
             return rules
         finally:
             del self._memo.loading[origin]
+
+    #: The rules for ``url``'s origin, loading them on first use.
+    rules_for = load
 
     async def is_allowed(self, url: str) -> bool:
         """Return True when robots.txt lets the crawler fetch ``url``."""

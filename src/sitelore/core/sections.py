@@ -125,8 +125,7 @@ def _blocks(markdown: str) -> Iterator[_Block]:
         bare = line.rstrip("\r\n")
         if fence:
             lines.append(bare)
-            body = bare.lstrip(" >").strip()
-            if len(body) >= len(fence) and set(body) == {fence[0]}:
+            if closes_fence(bare, fence):
                 fence = ""
         elif not bare.strip():
             if lines:
@@ -267,8 +266,7 @@ def plain_text(markdown: str) -> str:
     fence = ""
     for line in markdown.splitlines():
         if fence:  # code keeps every character (">>>" prompts included)
-            body = line.lstrip(" >").strip()
-            if len(body) >= len(fence) and set(body) == {fence[0]}:
+            if closes_fence(line, fence):
                 fence = ""
             else:
                 out.append(line.rstrip())

@@ -34,6 +34,7 @@ __all__ = [
     "parse_sitemap",
     "same_host",
     "sitemap_candidates",
+    "sitemap_url",
 ]
 
 #: Decompressed bytes read from one sitemap file (the protocol allows 50 MB).
@@ -112,7 +113,8 @@ def _local(tag: str) -> str:
     return tag.rpartition("}")[2].lower()
 
 
-def _resolved(loc: str, base: str) -> str | None:
+def sitemap_url(loc: str, base: str = "") -> str | None:
+    """``loc`` as an absolute http(s) URL, resolved against ``base`` (None: not one)."""
     text = loc.strip()
     if not text or any(ch.isspace() for ch in text):
         return None
@@ -136,7 +138,7 @@ def _parse_xml(body: bytes, base: str, max_urls: int) -> ParsedSitemap:
         for _, element in ET.iterparse(io.BytesIO(body), events=("end",)):  # noqa: S314 - no DTD: refused above
             name = _local(element.tag)
             if name == "loc" and not truncated:
-                url = _resolved(element.text or "", base)
+                url = sitemap_url(element.text or "", base)
                 if url is not None:
                     if len(locs) >= max_urls:
                         truncated = True
@@ -156,7 +158,7 @@ def _parse_xml(body: bytes, base: str, max_urls: int) -> ParsedSitemap:
 def _parse_text(body: bytes, base: str, max_urls: int) -> ParsedSitemap:
     locs: list[str] = []
     for line in body.decode("utf-8", "replace").splitlines():
-        url = _resolved(line, base)
+        url = sitemap_url(line, base)
         if url is None:
             continue
         if len(locs) >= max_urls:

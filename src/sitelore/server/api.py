@@ -43,7 +43,6 @@ from sitelore.app.wire import (
     MAX_OFFSET,
     CrawlJobRequest,
     CrawlResult,
-    DocumentItem,
     DocumentList,
     DocumentOut,
     ErrorBody,
@@ -163,17 +162,13 @@ def error_detail(exc: BaseException) -> tuple[int, ErrorDetail]:
     )
 
 
-def _error_response(status: int, detail: ErrorDetail, **headers: str) -> JSONResponse:
-    body = ErrorBody(error=detail).model_dump(mode="json", by_alias=True)
-    return JSONResponse(body, status_code=status, headers=headers or None)
-
-
 def _error_for(request: Request, status: int, detail: ErrorDetail, **headers: str) -> JSONResponse:
     """An error in the shape the route's clients read: Firecrawl's under its prefix."""
     if request.url.path.startswith(f"{FIRECRAWL_PREFIX}/"):
         body = refusal(detail.code, detail.message)
-        return JSONResponse(body, status_code=status, headers=headers or None)
-    return _error_response(status, detail, **headers)
+    else:
+        body = ErrorBody(error=detail).model_dump(mode="json", by_alias=True)
+    return JSONResponse(body, status_code=status, headers=headers or None)
 
 
 def _validation_detail(exc: RequestValidationError) -> tuple[int, ErrorDetail]:
@@ -461,16 +456,7 @@ def _add_document_routes(
         offset: Annotated[int, Query(ge=0, le=MAX_OFFSET, description="Documents to skip.")] = 0,
     ) -> DocumentList:
         """List stored documents, most recently updated first."""
-        total = await store.count()
-        docs = await store.list(limit=limit, offset=offset)
-        more = offset + len(docs) < total
-        return DocumentList(
-            total=total,
-            limit=limit,
-            offset=offset,
-            next_offset=offset + len(docs) if more and docs else None,
-            documents=[DocumentItem.from_stored(doc) for doc in docs],
-        )
+        return await service.list_documents(store, limit=limit, offset=offset)
 
     @app.get(f"{API_PREFIX}/documents/{{document_id}}", responses=_NOT_FOUND, tags=["documents"])
     async def get_document(

@@ -31,6 +31,7 @@ __all__ = [
     "check_bind",
     "header",
     "is_loopback",
+    "send_json",
 ]
 
 Scope = MutableMapping[str, Any]
@@ -106,6 +107,11 @@ def header(scope: Scope, name: bytes) -> bytes | None:
 async def answer(send: Send, status: int, code: str, message: str, **headers: str) -> None:
     """Send a whole JSON error answer in the service shape."""
     body = json.dumps({"error": {"code": code, "message": message, "field": None}}).encode()
+    await send_json(send, status, body, **headers)
+
+
+async def send_json(send: Send, status: int, body: bytes, **headers: str) -> None:
+    """Send a whole answer of JSON ``body`` (``headers``: names with ``_`` for ``-``)."""
     raw_headers = [
         (b"content-type", b"application/json"),
         (b"content-length", str(len(body)).encode()),

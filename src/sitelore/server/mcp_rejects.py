@@ -29,7 +29,7 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
-from sitelore.server.asgi_guard import ASGIApp, Message, Receive, Scope, Send
+from sitelore.server.asgi_guard import ASGIApp, Message, Receive, Scope, Send, send_json
 
 __all__ = ["RejectMalformed", "rejection", "serve_stdio"]
 
@@ -133,7 +133,8 @@ class RejectMalformed:
         body = b"".join(chunks)
         error = rejection(body.decode("utf-8", errors="replace"))
         if error is not None:
-            await _send_error(send, error)
+            payload = error.model_dump_json(by_alias=True, exclude_unset=True).encode()
+            await send_json(send, 400, payload)
             return
         replayed = False
 
@@ -145,13 +146,3 @@ class RejectMalformed:
             return {"type": "http.request", "body": body, "more_body": False}
 
         await self.app(scope, replay, send)
-
-
-async def _send_error(send: Send, error: types.JSONRPCError) -> None:
-    payload = error.model_dump_json(by_alias=True, exclude_unset=True).encode()
-    headers = [
-        (b"content-type", b"application/json"),
-        (b"content-length", str(len(payload)).encode()),
-    ]
-    await send({"type": "http.response.start", "status": 400, "headers": headers})
-    await send({"type": "http.response.body", "body": payload})

@@ -37,8 +37,6 @@ from sitelore.app.wire import (
     MAX_OFFSET,
     MAX_URL_LENGTH,
     CrawlResult,
-    DocumentItem,
-    DocumentList,
     RemoteOptionError,
     RemotePolicy,
     SubmitRequest,
@@ -159,14 +157,11 @@ def _compact(node: Any, parent: str = "") -> Any:
     return node
 
 
-def _input(model: type[BaseModel]) -> dict[str, Any]:
-    return dict(_compact(model.model_json_schema(by_alias=True)))
-
-
-def _with_links(model: type[BaseModel], links: LinkStyle) -> dict[str, Any]:
-    """``model``'s input schema, whose ``links`` default is the operator's setting."""
-    schema = _input(model)
-    schema["properties"]["links"]["default"] = links
+def _input(model: type[BaseModel], links: LinkStyle | None = None) -> dict[str, Any]:
+    """``model``'s input schema, compacted; its ``links`` default is ``links`` when given."""
+    schema = dict(_compact(model.model_json_schema(by_alias=True)))
+    if links is not None:
+        schema["properties"]["links"]["default"] = links
     return schema
 
 
@@ -187,10 +182,6 @@ def _invalid(tool: str, exc: ValidationError) -> types.CallToolResult:
         field = ".".join(str(part) for part in error["loc"]) or "arguments"
         problems.append(f"{field}: {error['msg']}")
     return _error(f"{tool}: invalid arguments: " + "; ".join(problems))
-
-
-def _refused(tool: str, exc: RemoteOptionError) -> types.CallToolResult:
-    return _error(f"{tool}: invalid arguments: {exc.field}: {exc.reason}")
 
 
 def _short(text: str) -> str:
@@ -287,8 +278,9 @@ class _Tools:
             cursor = str(service.section_start(doc, wanted))
         window = service.text_window(doc.markdown, cursor=cursor, max_bytes=parsed.max_bytes)
         capture = await self._runtime.capture_of(doc.id)
-        result = DocumentWindow(
-            **document_meta(doc, doc.markdown, capture),
+        result = DocumentWindow.shape(
+            doc,
+            **document_meta(doc.markdown, capture),
             start=window.start,
             end=window.end,
             total_bytes=window.total,
@@ -300,19 +292,12 @@ class _Tools:
     async def list(self, _ctx: _Context, args: dict[str, Any]) -> types.CallToolResult:
         parsed = ListArgs.model_validate(args)
         store = self._runtime.store
-        total = await store.count()
-        docs = await store.list(limit=parsed.limit, offset=parsed.offset)
-        end = parsed.offset + len(docs)
-        result = DocumentList(
-            total=total,
-            limit=parsed.limit,
-            offset=parsed.offset,
-            next_offset=end if docs and end < total else None,
-            documents=[DocumentItem.from_stored(doc) for doc in docs],
-        )
+        result = await service.list_documents(store, limit=parsed.limit, offset=parsed.offset)
+        docs, total = result.documents, result.total
         if not docs:
             return _ok(f"No documents at offset {parsed.offset} (total {total}).", result)
         body = "\n".join(f"- {doc.id} {doc.url} {_short(doc.title)}" for doc in docs)
+        end = parsed.offset + len(docs)
         header = {"source": f"stored documents {parsed.offset + 1}-{end} of {total} (id url title)"}
         return _ok(service.fence(body, header=header), result)
 
@@ -342,7 +327,7 @@ def _tool_list(runtime: Runtime, remote: RemotePolicy) -> list[types.Tool]:
                 "Ask a question or give words; returns the best pages, each with its best "
                 "section's text, heading path and URL#anchor (within maxBytes in all)."
             ),
-            input_schema=_with_links(SearchArgs, runtime.settings.links),
+            input_schema=_input(SearchArgs, runtime.settings.links),
             annotations=read_only,
         ),
         types.Tool(
@@ -354,7 +339,7 @@ def _tool_list(runtime: Runtime, remote: RemotePolicy) -> list[types.Tool]:
                 "an id given as URL#anchor); pass nextCursor back as cursor for the next window "
                 "(with the same links)."
             ),
-            input_schema=_with_links(GetArgs, runtime.settings.links),
+            input_schema=_input(GetArgs, runtime.settings.links),
             annotations=read_only,
         ),
         types.Tool(
@@ -399,7 +384,7 @@ def build_server(
         except ValidationError as exc:
             return _invalid(params.name, exc)
         except RemoteOptionError as exc:
-            return _refused(params.name, exc)
+            return _error(f"{params.name}: invalid arguments: {exc.field}: {exc.reason}")
         except SiteloreError as exc:
             return _error(f"{params.name}: {service.remote_message(exc)}")
         except Exception:  # a bug must not take the session down

@@ -134,7 +134,7 @@ def to_document(
             decode_body(body, charset or header_charset), url, link_cache=link_cache
         )
         if media != document.content_type:
-            document = _with_type(document, media)
+            document = dataclasses.replace(document, content_type=media)
         return document
     if media in TEXT_TYPES:
         return text_to_document(decode_body(body, charset or header_charset), media, url)
@@ -183,7 +183,3 @@ class DocumentConverter:
             raise
         except Exception as exc:
             raise ConversionFailedError(url, f"{type(exc).__name__}: {exc}") from exc
-
-
-def _with_type(document: Document, media: str) -> Document:
-    return dataclasses.replace(document, content_type=media)

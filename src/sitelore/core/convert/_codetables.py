@@ -13,6 +13,8 @@ from collections.abc import Callable
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
+from sitelore.core.convert._tree import outermost
+
 __all__ = ["fill_slots", "slot_code_tables"]
 
 #: Wraps the number of a table written as HTML.
@@ -46,27 +48,15 @@ def _indent(block: str, prefix: str) -> str:
     return "\n".join(prefix + line if line else bare for line in block.split("\n"))
 
 
-def _outermost(tables: list[LexborNode]) -> list[LexborNode]:
-    """The tables not inside another one of ``tables`` (a decomposed table frees its own)."""
-    ids = {table.mem_id for table in tables}
-    kept = []
-    for table in tables:
-        parent = table.parent
-        while parent is not None and parent.mem_id not in ids:
-            parent = parent.parent
-        if parent is None:
-            kept.append(table)
-    return kept
-
-
 def slot_code_tables(
     tree: LexborHTMLParser, content: LexborNode, to_markdown: Callable[[str], str]
 ) -> list[str]:
     """Replace tables with code blocks in their cells by numbered slots; return their HTML."""
     written: list[str] = []
-    for table in _outermost(
-        [table for table in content.css("table") if table.css_first("td pre, th pre") is not None]
-    ):
+    tables = [
+        table for table in content.css("table") if table.css_first("td pre, th pre") is not None
+    ]
+    for table in outermost(tables, content):
         slot = tree.create_node("p")
         slot.insert_child(f"{_TABLE_MARK}{len(written)}{_TABLE_MARK}")
         written.append(_html_table(table, to_markdown))

@@ -26,7 +26,7 @@ from selectolax.lexbor import LexborHTMLParser, LexborNode
 from sitelore.core.convert._anchors import mark_heading_ids, unmark_heading_ids
 from sitelore.core.convert._codetables import fill_slots, slot_code_tables
 from sitelore.core.convert._structure import prepare_structure, unwrap_layout_tables
-from sitelore.core.convert._tree import within
+from sitelore.core.convert._tree import classes, move_children, within
 from sitelore.core.fences import closes_fence, opening_fence
 from sitelore.core.links import link_resolver
 
@@ -117,30 +117,24 @@ def _options() -> ConversionOptions:
     )
 
 
-def _classes(node: LexborNode | None) -> list[str]:
-    if node is None:
-        return []
-    return (node.attributes.get("class") or "").split()
-
-
 def _lang_of(node: LexborNode | None, *, bare: bool) -> str | None:
     if node is None:
         return None
     data_lang = node.attributes.get("data-lang")
     if data_lang:
         return data_lang
-    classes = _classes(node)
-    for name in classes:
+    names = classes(node)
+    for name in names:
         lower = name.lower()
         for prefix in _LANG_PREFIXES:
             if lower.startswith(prefix) and len(lower) > len(prefix):
                 return name[len(prefix) :]
-    if "sourceCode" in classes:
-        others = [name for name in classes if name != "sourceCode"]
+    if "sourceCode" in names:
+        others = [name for name in names if name != "sourceCode"]
         if others:
             return others[0]
     if bare:
-        for name in classes:
+        for name in names:
             if name.lower() in _KNOWN_LANGS:
                 return name.lower()
     return None
@@ -223,10 +217,7 @@ def _prepare_admonitions(tree: LexborHTMLParser, content: LexborNode) -> None:
             para.insert_child(strong, move=True)
             quote.insert_child(para, move=True)
         body = box.css_first("td.content") if box.tag == "div" else None
-        source = body if body is not None else box
-        for child in list(source.iter(include_text=True)):
-            quote.insert_child(child, move=True)
-        box.insert_before(quote, move=True)
+        box.insert_before(move_children(body if body is not None else box, quote), move=True)
         box.decompose()
 
 

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
-from sitelore.core.convert._tree import remove_outermost, squashed_text
+from sitelore.core.convert._tree import classes, move_children, remove_outermost, squashed_text
 
 __all__ = ["prepare_structure", "unwrap_layout_tables"]
 
@@ -58,8 +58,7 @@ def _prepare_code_headers(content: LexborNode) -> None:
         if summary.css_first(_HEADINGS) is not None:
             summary.unwrap()
     for heading in content.css(_HEADINGS):
-        classes = (heading.attributes.get("class") or "").split()
-        if "code-header" in classes:
+        if "code-header" in classes(heading):
             # rustdoc breaks long parameter lists after "(": no space belongs there.
             text = squashed_text(heading).replace("( ", "(")
             for child in list(heading.iter(include_text=True)):
@@ -78,13 +77,9 @@ def _prepare_code_headers(content: LexborNode) -> None:
 
 
 def _is_api_list(node: LexborNode) -> bool:
-    classes = (node.attributes.get("class") or "").split()
-    if any(name in _API_DL_CLASSES for name in classes):
+    if any(name in _API_DL_CLASSES for name in classes(node)):
         return True
-    return any(
-        child.tag == "dt" and "sig" in (child.attributes.get("class") or "").split()
-        for child in node.iter()
-    )
+    return any(child.tag == "dt" and "sig" in classes(child) for child in node.iter())
 
 
 def _term(tree: LexborHTMLParser, dt: LexborNode) -> LexborNode:
@@ -94,8 +89,7 @@ def _term(tree: LexborHTMLParser, dt: LexborNode) -> LexborNode:
     if dt.css_first("a[href]") is None:
         holder = tree.create_node("strong")
         para.insert_child(holder, move=True)
-    for part in list(dt.iter(include_text=True)):
-        holder.insert_child(part, move=True)
+    move_children(dt, holder)
     return para
 
 
@@ -112,17 +106,10 @@ def _prepare_item_tables(tree: LexborHTMLParser, content: LexborNode) -> None:
         for row in [child for child in table.iter() if child.is_element_node]:
             item = tree.create_node("li")
             for cell in [child for child in row.iter() if child.is_element_node]:
-                block = tree.create_node("div")
-                for part in list(cell.iter(include_text=True)):
-                    block.insert_child(part, move=True)
-                item.insert_child(block, move=True)
+                item.insert_child(move_children(cell, tree.create_node("div")), move=True)
             listing.insert_child(item, move=True)
         table.insert_before(listing, move=True)
         table.decompose()
-
-
-def _classes(node: LexborNode) -> list[str]:
-    return (node.attributes.get("class") or "").split()
 
 
 def _prepare_grid_tables(tree: LexborHTMLParser, content: LexborNode) -> None:
@@ -133,18 +120,15 @@ def _prepare_grid_tables(tree: LexborHTMLParser, content: LexborNode) -> None:
     """
     for grid in content.css("div.summary-table"):
         cells = [child for child in grid.iter() if child.is_element_node]
-        width = sum(1 for cell in cells if "table-header" in _classes(cell))
+        width = sum(1 for cell in cells if "table-header" in classes(cell))
         if width < 2 or len(cells) % width:
             continue
         table = tree.create_node("table")
         for start in range(0, len(cells), width):
             row = tree.create_node("tr")
             for cell in cells[start : start + width]:
-                tag = "th" if "table-header" in _classes(cell) else "td"
-                written = tree.create_node(tag)
-                for part in list(cell.iter(include_text=True)):
-                    written.insert_child(part, move=True)
-                row.insert_child(written, move=True)
+                tag = "th" if "table-header" in classes(cell) else "td"
+                row.insert_child(move_children(cell, tree.create_node(tag)), move=True)
             table.insert_child(row, move=True)
         grid.insert_before(table, move=True)
         grid.decompose()
@@ -188,14 +172,12 @@ def _dl_to_list(tree: LexborHTMLParser, dl: LexborNode, kind: str) -> None:
             elif kind == "term":
                 item.insert_child(_term(tree, child), move=True)
             else:
-                for part in list(child.iter(include_text=True)):
-                    item.insert_child(part, move=True)
+                move_children(child, item)
         elif child.tag == "dd":
             if item is None:
                 item = tree.create_node("li")
                 listing.insert_child(item, move=True)
-            for part in list(child.iter(include_text=True)):
-                item.insert_child(part, move=True)
+            move_children(child, item)
             after_dd = True
     dl.insert_before(listing, move=True)
     dl.decompose()
@@ -331,10 +313,7 @@ def unwrap_layout_tables(tree: LexborHTMLParser, content: LexborNode) -> None:
         if table.parent is None or not _is_layout_table(table):
             continue
         for cell in _own_rows(table)[0].iter():
-            block = tree.create_node("div")
-            for part in list(cell.iter(include_text=True)):
-                block.insert_child(part, move=True)
-            table.insert_before(block, move=True)
+            table.insert_before(move_children(cell, tree.create_node("div")), move=True)
         table.decompose()
 
 

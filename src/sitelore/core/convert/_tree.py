@@ -8,8 +8,11 @@ from collections.abc import Callable, Collection, Iterable
 from selectolax.lexbor import LexborNode
 
 __all__ = [
+    "classes",
     "is_hidden",
     "link_text_length",
+    "move_children",
+    "outermost",
     "remove_outermost",
     "squashed_text",
     "text_length",
@@ -28,6 +31,18 @@ def within(node: LexborNode, tags: Collection[str], stop: LexborNode | None = No
             return True
         current = current.parent
     return False
+
+
+def classes(node: LexborNode) -> list[str]:
+    """The class names of ``node``."""
+    return (node.attributes.get("class") or "").split()
+
+
+def move_children(source: LexborNode, target: LexborNode) -> LexborNode:
+    """Move every child of ``source`` (text included) into ``target``, in order; ``target``."""
+    for part in list(source.iter(include_text=True)):
+        target.insert_child(part, move=True)
+    return target
 
 
 def squashed_text(node: LexborNode) -> str:
@@ -75,6 +90,20 @@ def remove_outermost(
 
     ``keep_if`` is asked only about nodes not already inside a doomed one.
     """
+    for node in outermost(nodes, root, keep_if):
+        node.decompose()
+
+
+def outermost(
+    nodes: Iterable[LexborNode],
+    root: LexborNode,
+    keep_if: Callable[[LexborNode], bool] | None = None,
+) -> list[LexborNode]:
+    """``nodes`` (in document order, under ``root``) but those inside another one taken.
+
+    Decomposing a node frees its whole subtree, so only these may be decomposed.
+    ``keep_if`` leaves a node out (it is asked only about nodes not inside a taken one).
+    """
     marked: set[int] = set()
     doomed: list[LexborNode] = []
     root_id = root.mem_id
@@ -87,5 +116,4 @@ def remove_outermost(
             continue
         marked.add(node.mem_id)
         doomed.append(node)
-    for node in doomed:
-        node.decompose()
+    return doomed

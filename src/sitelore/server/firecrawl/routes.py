@@ -13,15 +13,15 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import functools
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Annotated, Any, ParamSpec, TypeVar
+from collections.abc import AsyncIterator, Callable, Coroutine
+from typing import Annotated, Any, TypeVar
 from urllib.parse import urlsplit
 
-from fastapi import APIRouter, Body, FastAPI, Query, Request
+from fastapi import APIRouter, Body, FastAPI, Query, Request, Response
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, ValidationError
+from fastapi.routing import APIRoute
+from pydantic import ValidationError
 
 from sitelore.app.bootstrap import Runtime
 from sitelore.app.jobs import Job, JobManager, JobStatus
@@ -45,14 +45,14 @@ from sitelore.server.firecrawl.shapes import (
     BatchScrapeRequest,
     CrawlRequest,
     MapRequest,
+    RequestBody,
     ScrapeRequest,
 )
 from sitelore.server.firecrawl.translate import Wanted, crawl_options, wanted
 
 __all__ = ["firecrawl_router"]
 
-_P = ParamSpec("_P")
-_Model = TypeVar("_Model", bound=BaseModel)
+_Model = TypeVar("_Model", bound=RequestBody)
 _STATUS = {
     JobStatus.RUNNING: "scraping",
     JobStatus.DONE: "completed",
@@ -63,30 +63,33 @@ _Body = Annotated[dict[str, Any], Body()]
 _Skip = Annotated[int, Query(ge=0, description="Documents to skip (from a previous next).")]
 
 
-def _answering(
-    route: Callable[_P, Awaitable[dict[str, Any]]],
-) -> Callable[_P, Awaitable[dict[str, Any] | JSONResponse]]:
-    """Answer a sitelore error or a bad body as Firecrawl does: ``{"success": false, ...}``."""
+class _AnsweringRoute(APIRoute):
+    """A ``/v2`` route that answers a sitelore error or a bad body as Firecrawl does:
+    ``{"success": false, ...}``."""
 
-    @functools.wraps(route)
-    async def answer(*args: _P.args, **kwargs: _P.kwargs) -> dict[str, Any] | JSONResponse:
-        try:
-            return await route(*args, **kwargs)
-        except SiteloreError as exc:
-            status, body = error_answer(exc)
-            return JSONResponse(body, status_code=status)
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            field = ".".join(str(part) for part in first["loc"]) or "body"
-            return JSONResponse(refusal("validation", f"{field}: {first['msg']}"), status_code=400)
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+        """The route's handler, its sitelore errors and bad bodies answered."""
+        handler = super().get_route_handler()
 
-    return answer
+        async def answer(request: Request) -> Response:
+            try:
+                return await handler(request)
+            except SiteloreError as exc:
+                status, body = error_answer(exc)
+                return JSONResponse(body, status_code=status)
+            except ValidationError as exc:
+                first = exc.errors()[0]
+                field = ".".join(str(part) for part in first["loc"]) or "body"
+                message = f"{field}: {first['msg']}"
+                return JSONResponse(refusal("validation", message), status_code=400)
+
+        return answer
 
 
 def _parse(model: type[_Model], body: dict[str, Any]) -> tuple[_Model, list[str]]:
     """Validate ``body``; the notes name the fields sent that this server ignores."""
     parsed = model.model_validate(body)
-    extra = sorted(k for k in parsed.model_extra or {} if k not in ("origin", "integration"))
+    extra = parsed.unknown_fields()
     return parsed, [f"ignored fields: {', '.join(extra)}"] if extra else []
 
 
@@ -131,11 +134,14 @@ def firecrawl_router(
             await batches.aclose()
 
     router = APIRouter(
-        prefix=PREFIX, tags=["firecrawl"], lifespan=lifespan, responses=ERROR_RESPONSES
+        prefix=PREFIX,
+        tags=["firecrawl"],
+        lifespan=lifespan,
+        responses=ERROR_RESPONSES,
+        route_class=_AnsweringRoute,
     )
 
     @router.post("/scrape")
-    @_answering
     async def scrape(body: _Body) -> dict[str, Any]:
         """Scrape one page (Firecrawl ``POST /v2/scrape``); the page is stored."""
         request, notes = _parse(ScrapeRequest, body)
@@ -146,7 +152,6 @@ def firecrawl_router(
         return {"success": True, "data": data, **_warning(notes)}
 
     @router.post("/crawl")
-    @_answering
     async def start_crawl(body: _Body, http: Request) -> dict[str, Any]:
         """Start a crawl job (Firecrawl ``POST /v2/crawl``)."""
         request, notes = _parse(CrawlRequest, body)
@@ -174,7 +179,6 @@ def firecrawl_router(
         return found
 
     @router.get("/crawl/active")
-    @_answering
     async def active_crawls() -> dict[str, Any]:
         """Crawls still running (Firecrawl ``GET /v2/crawl/active``)."""
         running = [c.job for c in crawls.values() if not c.job.finished]
@@ -189,7 +193,6 @@ def firecrawl_router(
         }  # fmt: skip
 
     @router.get("/crawl/{crawl_id}")
-    @_answering
     async def crawl_status(crawl_id: str, http: Request, skip: _Skip = 0) -> dict[str, Any]:
         """A crawl's status and one page of its documents (Firecrawl ``GET /v2/crawl/{id}``)."""
         crawl = crawl_of(crawl_id)
@@ -223,7 +226,6 @@ def firecrawl_router(
         )
 
     @router.delete("/crawl/{crawl_id}")
-    @_answering
     async def cancel_crawl(crawl_id: str) -> dict[str, Any]:
         """Cancel a running crawl (Firecrawl ``DELETE /v2/crawl/{id}``); 409 once it ended."""
         _check_cancellable(f"crawl {crawl_id!r}", _STATUS[crawl_of(crawl_id).job.status])
@@ -231,7 +233,6 @@ def firecrawl_router(
         return _CANCELLED
 
     @router.get("/crawl/{crawl_id}/errors")
-    @_answering
     async def crawl_errors(crawl_id: str) -> dict[str, Any]:
         """Pages that failed, and those robots.txt refused (``GET /v2/crawl/{id}/errors``)."""
         job = crawl_of(crawl_id).job
@@ -257,7 +258,6 @@ def firecrawl_router(
         return {"success": True, "errors": errors, "robotsBlocked": robots}  # fmt: skip
 
     @router.post("/map")
-    @_answering
     async def map_site(body: _Body) -> dict[str, Any]:
         """URLs of a site from its sitemaps and the page's links (Firecrawl ``POST /v2/map``)."""
         request, notes = _parse(MapRequest, body)
@@ -284,7 +284,6 @@ def firecrawl_router(
         return {"success": True, "links": links, **_warning(notes)}
 
     @router.post("/batch/scrape")
-    @_answering
     async def start_batch(body: _Body, http: Request) -> dict[str, Any]:
         """Scrape many pages in the background (Firecrawl ``POST /v2/batch/scrape``)."""
         request, notes = _parse(BatchScrapeRequest, body)
@@ -309,7 +308,6 @@ def firecrawl_router(
                 "invalidURLs": invalid, **_warning(notes)}  # fmt: skip
 
     @router.get("/batch/scrape/{batch_id}")
-    @_answering
     async def batch_status(batch_id: str, http: Request, skip: _Skip = 0) -> dict[str, Any]:
         """A batch's status and one page of its documents."""
         run = batches.get(batch_id)
@@ -325,7 +323,6 @@ def firecrawl_router(
         )
 
     @router.delete("/batch/scrape/{batch_id}")
-    @_answering
     async def cancel_batch(batch_id: str) -> dict[str, Any]:
         """Cancel a running batch; 409 once it ended."""
         _check_cancellable(f"batch scrape {batch_id!r}", batches.get(batch_id).status)
@@ -333,7 +330,6 @@ def firecrawl_router(
         return _CANCELLED
 
     @router.get("/batch/scrape/{batch_id}/errors")
-    @_answering
     async def batch_errors(batch_id: str) -> dict[str, Any]:
         """Pages of a batch that failed."""
         run = batches.get(batch_id)

@@ -18,6 +18,7 @@ __all__ = [
     "ErrorAnswer",
     "Format",
     "MapRequest",
+    "RequestBody",
     "ScrapeOptions",
     "ScrapeRequest",
     "SitemapMode",
@@ -34,7 +35,9 @@ Format = str | dict[str, Any]
 CLIENT_KEYS = frozenset({"origin", "integration"})
 
 
-class _Body(BaseModel):
+class RequestBody(BaseModel):
+    """A Firecrawl request body: fields nobody declared are kept aside (``model_extra``)."""
+
     model_config = ConfigDict(extra="allow", populate_by_name=True, strict=False)
 
     def unknown_fields(self) -> list[str]:
@@ -42,7 +45,7 @@ class _Body(BaseModel):
         return sorted(k for k in (self.model_extra or {}) if k not in CLIENT_KEYS)
 
 
-class ScrapeOptions(_Body):
+class ScrapeOptions(RequestBody):
     """What to fetch and return for each page (``/v2/scrape`` and ``scrapeOptions``)."""
 
     formats: list[Format] = Field(default_factory=lambda: list[Format](["markdown"]))
@@ -83,7 +86,7 @@ class BatchScrapeRequest(ScrapeOptions):
     max_concurrency: Annotated[int, Field(ge=1)] | None = Field(None, alias="maxConcurrency")
 
 
-class CrawlRequest(_Body):
+class CrawlRequest(RequestBody):
     """``POST /v2/crawl``."""
 
     url: Annotated[str, Field(min_length=1, max_length=2048)]
@@ -108,7 +111,7 @@ class CrawlRequest(_Body):
     zero_data_retention: bool = Field(False, alias="zeroDataRetention")
 
 
-class MapRequest(_Body):
+class MapRequest(RequestBody):
     """``POST /v2/map``."""
 
     url: Annotated[str, Field(min_length=1, max_length=2048)]

@@ -1,8 +1,7 @@
 """The web UI's search and document pages: search, list with filters, view, delete.
 
 Search results show the section a hit is in when the store gives one (``heading_path``
-and ``anchor_url``, read defensively: a store without sections still answers, and the
-result then opens the document at its top).
+and ``anchor_url``; a hit without an anchor URL opens the document at its top).
 """
 
 from __future__ import annotations
@@ -50,12 +49,10 @@ class ResultView:
 
 
 def result_view(hit: SearchHit) -> ResultView:
-    """Shape a hit; the section fields are optional (older stores have none)."""
-    headings = tuple(str(h) for h in getattr(hit, "heading_path", None) or ())
-    anchor_url = getattr(hit, "anchor_url", None)
-    fragment = urlsplit(anchor_url).fragment if isinstance(anchor_url, str) else ""
+    """Shape a hit; a hit without a section (no anchor URL) opens the document at its top."""
+    fragment = urlsplit(hit.anchor_url).fragment if hit.anchor_url else ""
     href = f"/documents/{hit.id}" + (f"#{section_id(fragment)}" if fragment else "")
-    return ResultView(hit.title or hit.url, hit.url, hit.snippet, headings, href)
+    return ResultView(hit.title or hit.url, hit.url, hit.snippet, hit.heading_path, href)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

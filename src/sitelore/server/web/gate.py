@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from http.cookies import SimpleCookie
 from urllib.parse import quote
 
-from sitelore.server.asgi_guard import ASGIApp, Message, Receive, Scope, Send
+from sitelore.server.asgi_guard import ASGIApp, Message, Receive, Scope, Send, header
 
 __all__ = [
     "CSP",
@@ -99,10 +99,6 @@ def _cookies(scope: Scope) -> dict[str, str]:
     return {name: morsel.value for name, morsel in jar.items()}
 
 
-def _has_header(scope: Scope, name: bytes) -> bool:
-    return any(key.lower() == name for key, _ in scope.get("headers", ()))
-
-
 class UIGate:
     """ASGI middleware for the web UI's paths (see the module docstring)."""
 
@@ -126,7 +122,7 @@ class UIGate:
         if fresh:
             extra.append((b"set-cookie", cookie_header(CSRF_COOKIE, token).encode()))
         headed = _with_headers(send, extra)
-        if self._key is not None and not _has_header(scope, b"authorization"):
+        if self._key is not None and header(scope, b"authorization") is None:
             path = scope.get("path", "")
             signed_in = self._session is not None and hmac.compare_digest(
                 cookies.get(SESSION_COOKIE, "").encode(), self._session.encode()

@@ -34,12 +34,15 @@ def source_routes(runtime: Runtime, jobs: JobManager, pages: Pages) -> APIRouter
         ]
         return pages.render(request, "sources.html", {"statuses": statuses})
 
+    def missing(request: Request, name: str) -> Response:
+        message = f"source {name!r}: no source of that name in the settings"
+        return pages.render(request, "error.html", {"message": message}, status=404)
+
     @router.get("/sources/{name}")
     async def source(request: Request, name: str, busy: str = "") -> Response:
         spec = sources.get(name)
         if spec is None:
-            message = f"source {name!r}: no source of that name in the settings"
-            return pages.render(request, "error.html", {"message": message}, status=404)
+            return missing(request, name)
         status = await source_status(store, name, spec, runtime.clock.now())
         reports = await store.change_reports(name, limit=_REPORTS)
         context = {"status": status, "reports": reports, "busy": bool(busy)}
@@ -50,8 +53,7 @@ def source_routes(runtime: Runtime, jobs: JobManager, pages: Pages) -> APIRouter
         await read_form(request)
         spec = sources.get(name)
         if spec is None:
-            message = f"source {name!r}: no source of that name in the settings"
-            return pages.render(request, "error.html", {"message": message}, status=404)
+            return missing(request, name)
         try:
             async with jobs.slots.admit():
                 await update_source(runtime, name, spec)
