@@ -12,6 +12,7 @@ from tests.samples import tiny_pdf
 
 from sitelore.core.convert import decode_body, html_to_document, html_view, to_document
 from sitelore.core.errors import ConversionError, UnsupportedContentTypeError
+from sitelore.core.models import split_content_type
 
 URL = "https://docs.example.com/guide/page.html"
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -446,6 +447,14 @@ def test_text_is_stored_as_it_is(body: bytes, content_type: str, title: str) -> 
     assert doc.title == title
     assert doc.content_type == content_type.split(";")[0]
     assert doc.links == ()
+
+
+def test_the_first_charset_parameter_wins_as_in_the_snapshot() -> None:
+    """Two charset parameters: conversion and Snapshot.charset both take the first."""
+    content_type = "text/plain; charset=windows-1252; charset=utf-8"
+    doc = to_document(b"caf\xe9", content_type, "https://ex.com/notes.txt")
+    assert doc.markdown == "caf\u00e9"
+    assert split_content_type(content_type) == ("text/plain", "windows-1252")
 
 
 @pytest.mark.parametrize(

@@ -42,6 +42,7 @@ __all__ = [
     "StoredDocument",
     "UpsertResult",
     "page_id",
+    "split_content_type",
 ]
 
 MiB = 1024 * 1024
@@ -80,14 +81,22 @@ def _media_type(content_type: str | None) -> str:
     return content_type.split(";", 1)[0].strip().lower()
 
 
-def _charset(content_type: str | None) -> str | None:
-    if not content_type:
-        return None
-    for param in content_type.split(";")[1:]:
+def split_content_type(content_type: str | None) -> tuple[str, str | None]:
+    """A Content-Type's media type (lower case) and its charset label, if it names one.
+
+    The first ``charset`` parameter wins, as the WHATWG MIME Sniffing parser says.
+
+    >>> split_content_type('Text/HTML; charset="UTF-8"; charset=latin1')
+    ('text/html', 'utf-8')
+    >>> split_content_type(None)
+    ('', None)
+    """
+    media, *params = (content_type or "").split(";")
+    for param in params:
         key, _, value = param.partition("=")
         if key.strip().lower() == "charset":
-            return value.strip().strip("\"'").lower() or None
-    return None
+            return media.strip().lower(), value.strip().strip("\"'").lower() or None
+    return media.strip().lower(), None
 
 
 class SnapshotMode(enum.StrEnum):
@@ -158,7 +167,7 @@ class Snapshot:
     @property
     def charset(self) -> str | None:
         """The charset parameter of Content-Type, lower-cased, if any."""
-        return _charset(self.headers.get("content-type"))
+        return split_content_type(self.headers.get("content-type"))[1]
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)

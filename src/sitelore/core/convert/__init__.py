@@ -38,7 +38,7 @@ from sitelore.core.errors import (
 )
 from sitelore.core.links import LinkCache, resolve_links
 from sitelore.core.linkstyle import LINK_STYLES, LinkStyle, restyle_links
-from sitelore.core.models import Document
+from sitelore.core.models import Document, split_content_type
 
 __all__ = [
     "HTML_TYPES",
@@ -61,16 +61,6 @@ HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 TEXT_TYPES = frozenset({"text/plain", "text/markdown", "text/x-markdown"})
 #: Converted to text with pypdf.
 PDF_TYPE = "application/pdf"
-
-
-def _split_content_type(content_type: str) -> tuple[str, str | None]:
-    media, *params = content_type.split(";")
-    charset = None
-    for param in params:
-        key, _, value = param.partition("=")
-        if key.strip().lower() == "charset":
-            charset = value.strip().strip("\"'") or None
-    return media.strip().lower(), charset
 
 
 def html_to_document(html: str, url: str, *, link_cache: LinkCache | None = None) -> Document:
@@ -127,7 +117,7 @@ def to_document(
     link_cache: LinkCache | None = None,
 ) -> Document:
     """Convert a response body by its own Content-Type; raise for types not converted."""
-    media, header_charset = _split_content_type(content_type or "")
+    media, header_charset = split_content_type(content_type)
     if media in HTML_TYPES:
         check_markup(body, url)
         document = html_to_document(
