@@ -48,8 +48,7 @@ import urllib.parse
 import zlib
 from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime
-from types import TracebackType
-from typing import NamedTuple, Self
+from typing import NamedTuple, Self, TypedDict
 
 import aiohttp
 from aiohttp.abc import AbstractResolver, ResolveResult
@@ -75,6 +74,7 @@ from sitelore.core.ports import Clock, ExchangeObserver, HopCheck, Resolver
 
 __all__ = [
     "ACCEPT_ENCODING",
+    "FetchOptions",
     "HttpFetcher",
     "SystemResolver",
     "follow_redirect",
@@ -107,6 +107,16 @@ _NUMERIC_FLAGS = socket.AI_NUMERICHOST | socket.AI_NUMERICSERV
 _resolved: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar(
     "sitelore_fetcher_resolved", default=None
 )
+
+
+class FetchOptions(TypedDict, total=False):
+    """The keyword arguments of ``Fetcher.fetch``, for fetchers that wrap another."""
+
+    max_bytes: int | None
+    headers: Mapping[str, str] | None
+    check_hop: HopCheck | None
+    timeout: float | None
+    truncate: bool
 
 
 class SystemResolver:
@@ -271,12 +281,7 @@ class HttpFetcher:
         self._state = _State.OPENED
         return self
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    async def __aexit__(self, *exc_info: object) -> None:
         await self.aclose()
 
     async def aclose(self) -> None:

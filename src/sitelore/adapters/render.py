@@ -15,7 +15,6 @@ import dataclasses
 import logging
 import os
 import shutil
-from types import TracebackType
 from typing import Self
 
 from playwright.async_api import Browser, Playwright, Request, Route, async_playwright
@@ -106,12 +105,7 @@ class PlaywrightRenderer:
             ) from exc
         return self
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    async def __aexit__(self, *exc_info: object) -> None:
         if self._browser is not None:
             await self._browser.close()
         if self._playwright is not None:

@@ -13,10 +13,9 @@ that use it, not by this module: commands that only read the store (``search``,
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator
 from pathlib import Path
-from types import TracebackType
-from typing import TYPE_CHECKING, Protocol, Self, TextIO, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, Self, TextIO, Unpack, runtime_checkable
 
 from sitelore.adapters.clock import SystemClock
 from sitelore.adapters.convert_pool import ProcessConverter
@@ -33,7 +32,6 @@ from sitelore.core.ports import (
     Converter,
     ExchangeObserver,
     Fetcher,
-    HopCheck,
     Renderer,
     Resolver,
     Snapshots,
@@ -41,7 +39,7 @@ from sitelore.core.ports import (
 )
 
 if TYPE_CHECKING:
-    from sitelore.adapters.fetcher import HttpFetcher
+    from sitelore.adapters.fetcher import FetchOptions, HttpFetcher
     from sitelore.adapters.snapshots import WarcExport
     from sitelore.app.rebuild import Convert, ReconvertReport
     from sitelore.core.robots import RobotsMemo
@@ -92,12 +90,7 @@ class Runtime:
     async def __aenter__(self) -> Self:
         return self
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    async def __aexit__(self, *exc_info: object) -> None:
         await self.aclose()
 
     async def aclose(self) -> None:
@@ -365,16 +358,7 @@ class _NoArchive:
     def __init__(self, error: ArchiveError) -> None:
         self._error = error
 
-    async def fetch(
-        self,
-        url: str,
-        *,
-        max_bytes: int | None = None,
-        headers: Mapping[str, str] | None = None,
-        check_hop: HopCheck | None = None,
-        timeout: float | None = None,
-        truncate: bool = False,
-    ) -> Snapshot:
+    async def fetch(self, url: str, **options: Unpack[FetchOptions]) -> Snapshot:
         """Raise the archive's error (the crawl is refused before any fetch anyway)."""
         raise self._error
 

@@ -13,15 +13,19 @@ import contextlib
 import dataclasses
 from collections.abc import AsyncIterator, Callable, Mapping
 from datetime import timedelta
+from typing import TYPE_CHECKING, Unpack
 
 from sitelore.app.bootstrap import Runtime
 from sitelore.app.service import PageFailedError, submit_page
 from sitelore.core.errors import ErrorKind, UsageError
 from sitelore.core.models import PageOutcome, Snapshot, SnapshotMode, StoredDocument
 from sitelore.core.options import CrawlOptions
-from sitelore.core.ports import Fetcher, HopCheck, LiveFetcher
+from sitelore.core.ports import Fetcher, LiveFetcher
 from sitelore.core.robots import MAX_CRAWL_DELAY_MS, parse_robots_txt, robots_origin
 from sitelore.core.urls import normalize_url
+
+if TYPE_CHECKING:
+    from sitelore.adapters.fetcher import FetchOptions
 
 __all__ = [
     "MAX_MAP_URLS",
@@ -110,28 +114,12 @@ class _KeepingFetcher:
         self._inner = inner
         self._keeper = keeper
 
-    async def fetch(
-        self,
-        url: str,
-        *,
-        max_bytes: int | None = None,
-        headers: Mapping[str, str] | None = None,
-        check_hop: HopCheck | None = None,
-        timeout: float | None = None,
-        truncate: bool = False,
-    ) -> Snapshot:
+    async def fetch(self, url: str, **options: Unpack[FetchOptions]) -> Snapshot:
         """Fetch through the real fetcher with the caller's headers; keep page bodies."""
         if self._keeper.on_fetch is not None:
             self._keeper.on_fetch(url)
-        sent = {**self._keeper.headers, **(headers or {})}
-        snapshot = await self._inner.fetch(
-            url,
-            max_bytes=max_bytes,
-            headers=sent or None,
-            check_hop=check_hop,
-            timeout=timeout,
-            truncate=truncate,
-        )
+        options["headers"] = {**self._keeper.headers, **(options.get("headers") or {})} or None
+        snapshot = await self._inner.fetch(url, **options)
         if snapshot.content_type in _KEPT_TYPES or url.endswith(_ROBOTS_PATH):
             self._keeper.bodies[url] = snapshot
         return snapshot

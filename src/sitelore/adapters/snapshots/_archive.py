@@ -154,14 +154,7 @@ class CaptureWriter:
             entry = await asyncio.to_thread(self._write_exchange, exchange, pid)
             self._index.put(entry)
             self.records += 1
-            self._refs[(pid, exchange.url)] = CaptureRef(
-                warc_file=str(self.path),
-                offset=entry.offset,
-                length=entry.length,
-                digest=entry.digest,
-                record_id=entry.record_id,
-                page_id=pid,
-            )
+            self._refs[(pid, exchange.url)] = entry.ref(self.directory)
 
     def ref_for(self, fetch_url: str, url: str) -> CaptureRef | None:
         """The record of the response to ``url`` in the fetch of ``fetch_url``, if captured."""
@@ -220,20 +213,24 @@ class WarcReader:
         recorded = Path(ref.warc_file)
         return self._archive / recorded.name if self._archive is not None else recorded
 
+    async def _load(self, ref: CaptureRef) -> tuple[bytes, ParsedResponse]:
+        """The record's bytes and its parsed response, checked against ``ref``."""
+        path = self.path_of(ref)
+        where = f"{path}@{ref.offset}"
+        data = await asyncio.to_thread(read_raw, path, ref.offset, ref.length)
+        parsed = await asyncio.to_thread(parse_response, data, where=where)
+        if parsed.digest != ref.digest or parsed.record_id != ref.record_id:
+            raise ArchiveError(f"{where}: not the record the document links to")
+        return data, parsed
+
     async def raw(self, ref: CaptureRef) -> bytes:
         """The record's bytes exactly as stored (one gzip member), digest checked."""
-        path = self.path_of(ref)
-        data = await asyncio.to_thread(read_raw, path, ref.offset, ref.length)
-        self._check(ref, path, await asyncio.to_thread(_parse, data, f"{path}@{ref.offset}"))
+        data, _ = await self._load(ref)
         return data
 
     async def read(self, ref: CaptureRef) -> Snapshot:
         """The captured response as a snapshot (``fetched_at`` is the capture time)."""
-        path = self.path_of(ref)
-        where = f"{path}@{ref.offset}"
-        data = await asyncio.to_thread(read_raw, path, ref.offset, ref.length)
-        parsed = await asyncio.to_thread(_parse, data, where)
-        self._check(ref, path, parsed)
+        _, parsed = await self._load(ref)
         return Snapshot(
             url=parsed.target_uri,
             final_url=parsed.target_uri,
@@ -245,15 +242,6 @@ class WarcReader:
             address=parsed.address,
             capture=ref,
         )
-
-    @staticmethod
-    def _check(ref: CaptureRef, path: Path, parsed: ParsedResponse) -> None:
-        if parsed.digest != ref.digest or parsed.record_id != ref.record_id:
-            raise ArchiveError(f"{path}@{ref.offset}: not the record the document links to")
-
-
-def _parse(data: bytes, where: str) -> ParsedResponse:
-    return parse_response(data, where=where)
 
 
 # ---------------------------------------------------------------- rebuilding the index
@@ -298,7 +286,7 @@ def _entries_of(path: Path) -> list[IndexEntry]:
                         status=int(record.http_headers.get_statuscode()),
                         warc_file=path.name,
                         offset=iterator.get_record_offset(),
-                        length=_record_length(iterator),
+                        length=int(iterator.get_record_length()),
                         digest=fields.get_header("WARC-Payload-Digest") or "",
                         record_id=fields.get_header("WARC-Record-ID"),
                         captured_at=fields.get_header("WARC-Date"),
@@ -307,7 +295,3 @@ def _entries_of(path: Path) -> list[IndexEntry]:
     except (ArchiveLoadFailed, OSError, ValueError) as exc:
         raise ArchiveError(f"{path}: cannot index: {exc}") from exc
     return entries
-
-
-def _record_length(iterator: ArchiveIterator) -> int:
-    return int(iterator.get_record_length())

@@ -19,17 +19,18 @@ import contextlib
 import dataclasses
 from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
+from typing import Unpack
 
 from sitelore.adapters.clock import SystemClock
-from sitelore.adapters.fetcher import follow_redirect, redirect_location
+from sitelore.adapters.fetcher import FetchOptions, follow_redirect, redirect_location
 from sitelore.adapters.snapshots._archive import CaptureWriter, read_entry
-from sitelore.adapters.snapshots._index import CaptureIndex, IndexEntry
+from sitelore.adapters.snapshots._index import CaptureIndex
 from sitelore.adapters.snapshots._records import ParsedResponse
 from sitelore.core.errors import ArchiveError, NoSnapshotError, ResponseTooLargeError
 from sitelore.core.guard import AddressPolicy, check_url
 from sitelore.core.models import CaptureRef, Snapshot, SnapshotMode, page_id
 from sitelore.core.options import Limits
-from sitelore.core.ports import Clock, Fetcher, HopCheck, LiveFetcher
+from sitelore.core.ports import Clock, Fetcher, LiveFetcher
 
 __all__ = [
     "CaptureSnapshots",
@@ -68,25 +69,9 @@ class CapturingFetcher:
         self._inner = inner
         self._writer = writer
 
-    async def fetch(
-        self,
-        url: str,
-        *,
-        max_bytes: int | None = None,
-        headers: Mapping[str, str] | None = None,
-        check_hop: HopCheck | None = None,
-        timeout: float | None = None,
-        truncate: bool = False,
-    ) -> Snapshot:
+    async def fetch(self, url: str, **options: Unpack[FetchOptions]) -> Snapshot:
         """Fetch ``url`` live; the snapshot names the WARC record of its final response."""
-        snapshot = await self._inner.fetch(
-            url,
-            max_bytes=max_bytes,
-            headers=headers,
-            check_hop=check_hop,
-            timeout=timeout,
-            truncate=truncate,
-        )
+        snapshot = await self._inner.fetch(url, **options)
         ref = self._writer.ref_for(url, snapshot.final_url)
         return snapshot if ref is None else dataclasses.replace(snapshot, capture=ref)
 
@@ -150,16 +135,7 @@ class ReplayFetcher:
         self._policy = policy
         self._limits = limits
 
-    async def fetch(
-        self,
-        url: str,
-        *,
-        max_bytes: int | None = None,
-        headers: Mapping[str, str] | None = None,
-        check_hop: HopCheck | None = None,
-        timeout: float | None = None,
-        truncate: bool = False,
-    ) -> Snapshot:
+    async def fetch(self, url: str, **options: Unpack[FetchOptions]) -> Snapshot:
         """Replay the fetch of ``url`` as captured: every hop from the archive.
 
         Raises:
@@ -170,6 +146,7 @@ class ReplayFetcher:
         """
         target = check_url(url, policy=self._policy)
         pid = page_id(self._seed_id, url)
+        max_bytes, check_hop = options.get("max_bytes"), options.get("check_hop")
         cap = self._limits.max_page_bytes if max_bytes is None else max_bytes
         chain: list[str] = []
         seen = {target.url}
@@ -177,7 +154,7 @@ class ReplayFetcher:
             parsed, ref = await self._response(pid, url, target.url, len(chain))
             location = redirect_location(parsed.status, parsed.headers)
             if location is None:
-                if len(parsed.body) > cap and not truncate:
+                if len(parsed.body) > cap and not options.get("truncate", False):
                     raise ResponseTooLargeError(
                         target.url, f"captured body is over the {cap}-byte cap"
                     )
@@ -219,17 +196,7 @@ class ReplayFetcher:
             parsed = await asyncio.to_thread(read_entry, self._directory, entry)
         except ArchiveError as exc:
             raise NoSnapshotError(url, f"captured response unreadable: {exc}") from exc
-        return parsed, self._ref(entry)
-
-    def _ref(self, entry: IndexEntry) -> CaptureRef:
-        return CaptureRef(
-            warc_file=str(self._directory / entry.warc_file),
-            offset=entry.offset,
-            length=entry.length,
-            digest=entry.digest,
-            record_id=entry.record_id,
-            page_id=entry.page_id,
-        )
+        return parsed, entry.ref(self._directory)
 
 
 class ReplaySnapshots:

@@ -26,6 +26,7 @@ import io
 import urllib.parse
 from collections.abc import Mapping
 from datetime import UTC, datetime
+from typing import Any
 
 from warcio.archiveiterator import ArchiveIterator
 from warcio.exceptions import ArchiveLoadFailed
@@ -105,9 +106,20 @@ def _header_text(value: str) -> str:
     return value.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
+def _writer(buffer: io.BytesIO | None = None) -> WARCWriter:
+    return WARCWriter(buffer or io.BytesIO(), gzip=True, warc_version=_WARC_VERSION)
+
+
+def _record(url: str, kind: str, body: bytes, **options: Any) -> Any:
+    """A new WARC record of ``kind`` about ``url`` holding ``body`` (not yet encoded)."""
+    return _writer().create_warc_record(
+        url, kind, payload=io.BytesIO(body), length=len(body), **options
+    )
+
+
 def _encode(record: object) -> bytes:
     buffer = io.BytesIO()
-    WARCWriter(buffer, gzip=True, warc_version=_WARC_VERSION).write_record(record)
+    _writer(buffer).write_record(record)
     return buffer.getvalue()
 
 
@@ -172,18 +184,11 @@ def response_record(
         fields[DECODED_FIELD] = ", ".join(renamed)
     if truncated:
         fields["WARC-Truncated"] = "unspecified"
-    writer = WARCWriter(io.BytesIO(), gzip=True, warc_version=_WARC_VERSION)
-    record = writer.create_warc_record(
-        exchange.url,
-        "response",
-        payload=io.BytesIO(exchange.body),
-        length=len(exchange.body),
-        http_headers=http,
-        warc_headers_dict=fields,
+    record = _record(
+        exchange.url, "response", exchange.body, http_headers=http, warc_headers_dict=fields
     )
-    data = _encode(record)
     return EncodedRecord(
-        data=data,
+        data=_encode(record),
         record_id=record.rec_headers.get_header("WARC-Record-ID"),
         digest=record.rec_headers.get_header("WARC-Payload-Digest"),
     )
@@ -202,12 +207,10 @@ def request_record(exchange: Exchange, page_id: str, *, concurrent_to: str) -> b
         headers,
         is_http_request=True,
     )
-    writer = WARCWriter(io.BytesIO(), gzip=True, warc_version=_WARC_VERSION)
-    record = writer.create_warc_record(
+    record = _record(
         exchange.url,
         "request",
-        payload=io.BytesIO(b""),
-        length=0,
+        b"",
         http_headers=http,
         warc_headers_dict={
             "WARC-Date": warc_date(exchange.started_at),
@@ -221,8 +224,7 @@ def request_record(exchange: Exchange, page_id: str, *, concurrent_to: str) -> b
 
 def warcinfo_record(filename: str, info: Mapping[str, str]) -> EncodedRecord:
     """The ``warcinfo`` record that opens a file, as a gzip member."""
-    writer = WARCWriter(io.BytesIO(), gzip=True, warc_version=_WARC_VERSION)
-    record = writer.create_warcinfo_record(filename, dict(info))
+    record = _writer().create_warcinfo_record(filename, dict(info))
     return EncodedRecord(
         data=_encode(record),
         record_id=record.rec_headers.get_header("WARC-Record-ID"),
@@ -246,12 +248,10 @@ def conversion_record(
     headers = {"WARC-Date": warc_date(date), **{k: _header_text(v) for k, v in fields.items()}}
     if refers_to:
         headers["WARC-Refers-To"] = refers_to
-    writer = WARCWriter(io.BytesIO(), gzip=True, warc_version=_WARC_VERSION)
-    record = writer.create_warc_record(
+    record = _record(
         url,
         "conversion",
-        payload=io.BytesIO(body),
-        length=len(body),
+        body,
         warc_content_type="text/markdown; charset=utf-8",
         warc_headers_dict=headers,
     )
