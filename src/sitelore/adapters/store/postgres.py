@@ -40,7 +40,7 @@ import contextlib
 import dataclasses
 import itertools
 from collections.abc import AsyncIterator, Callable, Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 import psycopg
@@ -60,7 +60,14 @@ from sitelore.adapters.store._pg_text import (
     stem_prefix,
 )
 from sitelore.adapters.store._ranking import candidate_sizes, rank_pages
-from sitelore.adapters.store._rows import document_id, document_params
+from sitelore.adapters.store._rows import aware as _aware
+from sitelore.adapters.store._rows import (
+    document_from_row,
+    document_id,
+    document_params,
+    utc,
+    utc_now,
+)
 from sitelore.adapters.store._snippet import Column, Phrase, chunks, has_match, snippet
 from sitelore.core.changes import ChangeReport, KnownPage
 from sitelore.core.errors import ConfigError, SchemaVersionError, StoreError
@@ -133,25 +140,6 @@ _COUNT = "SELECT count(*) AS n FROM sitelore_documents"
 # splits the word further ("1e9e"), or none.
 _STEM = "array_to_string(tsvector_to_array(to_tsvector('sitelore_text', w)), ' ')"
 _STEMS = f"SELECT w AS word, {_STEM} AS stem FROM unnest(%s::text[]) AS w"  # noqa: S608
-
-
-def _utc_now() -> datetime:
-    return datetime.now(UTC)
-
-
-def _aware(value: datetime) -> datetime:
-    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
-
-
-def _row_to_document(row: dict[str, Any]) -> StoredDocument:
-    removed = row["removed_at"]
-    return StoredDocument(
-        **{key: row[key] for key in _COLUMNS.split(", ") if not key.endswith("_at")},
-        fetched_at=row["fetched_at"].astimezone(UTC),
-        created_at=row["created_at"].astimezone(UTC),
-        updated_at=row["updated_at"].astimezone(UTC),
-        removed_at=None if removed is None else removed.astimezone(UTC),
-    )
 
 
 async def _stems_of(
@@ -240,7 +228,7 @@ class PostgresStore:
         self,
         url: str,
         *,
-        now: Callable[[], datetime] = _utc_now,
+        now: Callable[[], datetime] = utc_now,
         pool_size: int = 2,
         connect_timeout: float = 10.0,
     ) -> None:
@@ -414,7 +402,7 @@ class PostgresStore:
         async with self._connection("get") as conn:
             cur = await conn.execute(_SELECT_ONE, (id_or_url, id_or_url))
             row = await cur.fetchone()
-        return None if row is None else _row_to_document(row)
+        return None if row is None else document_from_row(row, utc)
 
     async def list(self, *, limit: int = 100, offset: int = 0) -> builtins.list[StoredDocument]:
         """Return up to ``limit`` documents after ``offset``, most recently updated first."""
@@ -423,7 +411,7 @@ class PostgresStore:
         async with self._connection("list") as conn:
             cur = await conn.execute(_SELECT_PAGE, (limit, offset))
             rows = await cur.fetchall()
-        return [_row_to_document(row) for row in rows]
+        return [document_from_row(row, utc) for row in rows]
 
     async def search(self, query: str, *, limit: int = 10) -> builtins.list[SearchHit]:
         """Rank pages by their best sections for ``query`` (plain text, never tsquery syntax).
