@@ -16,6 +16,7 @@ and offered links keep BFS order whatever each conversion takes.
 from __future__ import annotations
 
 import asyncio
+import math
 from typing import Protocol
 
 from sitelore.core.models import PageOutcome, SkipReason
@@ -42,6 +43,29 @@ class Origins:
         if lock is None:
             lock = self._locks[key] = asyncio.Lock()
         return lock
+
+    async def wait_turn(
+        self,
+        key: str,
+        clock: Clock,
+        *,
+        delay: float,
+        deadline: float = math.inf,
+        paced: bool = True,
+    ) -> bool:
+        """Wait for ``key``'s next slot and book it; False when ``deadline`` forbids it.
+
+        ``delay``: the asking crawl's own; ``paced=False`` (replay): no wait at all.
+        """
+        now = clock.monotonic()
+        asked = self.politeness.wait_for(key, now) if paced else 0.0
+        wait = clamp_to_deadline(asked, now, deadline)
+        if wait is None:
+            return False
+        if wait > 0:
+            await clock.sleep(wait)
+        self.politeness.record_request(key, clock.monotonic(), delay=delay)
+        return True
 
 
 class Reporter(Protocol):
@@ -127,17 +151,9 @@ class MemoryFrontier:
 
     async def wait_turn(self, key: str) -> bool:
         """Wait for ``key``'s next slot and book it; False when the deadline forbids it."""
-        politeness = self.origins.politeness
-        clock = self._clock
-        now = clock.monotonic()
-        asked = politeness.wait_for(key, now) if self._paced else 0.0
-        wait = clamp_to_deadline(asked, now, self._deadline)
-        if wait is None:
-            return False
-        if wait > 0:
-            await clock.sleep(wait)
-        self.record_request(key)
-        return True
+        return await self.origins.wait_turn(
+            key, self._clock, delay=self._delay, deadline=self._deadline, paced=self._paced
+        )
 
     def record_request(self, key: str) -> None:
         """A request to ``key`` starts or ends now: spacing counts from here."""

@@ -11,6 +11,7 @@ It never fetches a page: the workers do.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import secrets
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -29,7 +30,6 @@ from sitelore.app.worker._robots import rules_from_json, rules_to_json
 from sitelore.core.errors import RobotsRefusedError
 from sitelore.core.models import SnapshotMode
 from sitelore.core.options import CrawlOptions, Limits
-from sitelore.core.politeness import Politeness
 from sitelore.core.ports import Clock, Fetcher
 from sitelore.core.robots import (
     RobotsMemo,
@@ -39,6 +39,7 @@ from sitelore.core.robots import (
     unreachable_reason,
 )
 from sitelore.core.urls import Scope, normalize_url
+from sitelore.crawl.memory import Origins
 from sitelore.crawl.robots_loader import make_robots_loader
 from sitelore.crawl.seeding import read_sitemaps, sitemap_warnings
 from sitelore.crawl.sitemap_loader import make_sitemap_loader
@@ -205,21 +206,12 @@ async def _sitemap_items(
     limits: Limits,
 ) -> tuple[list[FrontierItem], dict[str, int], list[str]]:
     """The seed's sitemap URLs as depth-1 queue items, the skips counted, the warnings."""
-    politeness = Politeness(options.delay)
     warnings: list[str] = []
-
-    async def wait_turn(key: str) -> bool:
-        wait = politeness.wait_for(key, clock.monotonic())
-        if wait > 0:
-            await clock.sleep(wait)
-        politeness.record_request(key, clock.monotonic())
-        return True
-
     found = await read_sitemaps(
         seed,
         loader=make_sitemap_loader(fetcher, max_bytes=limits.max_page_bytes),
         robots=robots,
-        wait_turn=wait_turn,
+        wait_turn=functools.partial(Origins().wait_turn, clock=clock, delay=options.delay),
         warn=warnings.append,
     )
     stats: dict[str, int] = {}

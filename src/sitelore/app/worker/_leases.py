@@ -11,7 +11,6 @@ drops the ones any worker already queued.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterable
 
 from sitelore.adapters.frontier_redis import (
@@ -29,6 +28,7 @@ from sitelore.core.options import CrawlOptions
 from sitelore.core.ports import Clock
 from sitelore.core.robots import MAX_CRAWL_DELAY_MS
 from sitelore.core.urls import Scope, normalize_url
+from sitelore.crawl.frontier import LinkJudge
 from sitelore.crawl.port import CrawlItem, PageResult, Step, Turn
 
 __all__ = ["LinkFilter", "RedisLease", "completion_of"]
@@ -79,21 +79,23 @@ class RedisLease:
         """Nothing to do here: the origin is let go when the completion is acked."""
 
 
-@dataclasses.dataclass(slots=True)
 class LinkFilter:
-    """Which discovered links one worker sends to Redis, counting the others as skips."""
+    """Which discovered links one worker sends to Redis, counting the others as skips.
 
-    options: CrawlOptions
-    scope: Scope
-    _sent: set[str] = dataclasses.field(default_factory=set)
-    _too_deep: set[str] = dataclasses.field(default_factory=set)
+    The crawl's own link judgement (``crawl.frontier.LinkJudge``): a link this worker
+    already sent (or found out of scope, or too deep) is not sent again.
+    """
+
+    def __init__(self, options: CrawlOptions, scope: Scope) -> None:
+        self.scope = scope
+        self._judge = LinkJudge(scope, options.max_depth)
 
     def items(self, links: Iterable[str], depth: int, stats: dict[str, int]) -> list[FrontierItem]:
         """The links worth queueing at ``depth``; the rest counted in ``stats``."""
-        too_deep = depth > self.options.max_depth
-        if len(self._sent) + len(self._too_deep) > _SENT_CAP:
-            self._sent.clear()
-            self._too_deep.clear()
+        judge = self._judge
+        if len(judge.known) + len(judge.too_deep) > _SENT_CAP:
+            judge.known.clear()
+            judge.too_deep.clear()
         out: list[FrontierItem] = []
         for href in dict.fromkeys(links):
             try:
@@ -101,25 +103,16 @@ class LinkFilter:
             except UsageError:
                 _count(stats, Stat.skipped(SkipReason.INVALID))
                 continue
-            if link in self._sent:
-                _count(stats, Stat.skipped(SkipReason.DUPLICATE))
-                continue
-            if too_deep:  # it may still come back shallower, so it is not marked as sent
-                known = link in self._too_deep
-                self._too_deep.add(link)
-                reason = SkipReason.DUPLICATE if known else SkipReason.DEPTH
+            reason = judge.judge(link, depth)
+            if reason is None:
+                out.append(FrontierItem(link, depth))
+            else:
                 _count(stats, Stat.skipped(reason))
-                continue
-            self._sent.add(link)
-            if self.scope.allows_normalized(link) is not None:
-                _count(stats, Stat.skipped(SkipReason.FILTERED))
-                continue
-            out.append(FrontierItem(link, depth))
         return out
 
     def hop(self, item: CrawlItem, target: str) -> FrontierItem:
         """The queue item of a redirect target (any scope; its page's depth)."""
-        self._sent.add(target)
+        self._judge.claim(target)
         return FrontierItem(target, item.depth, 0, item.hops + 1)
 
 
