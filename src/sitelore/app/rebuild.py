@@ -20,6 +20,8 @@ import logging
 from collections.abc import Callable
 from typing import Any, TextIO
 
+from pydantic.alias_generators import to_camel
+
 from sitelore.core.convert import to_document
 from sitelore.core.document_wire import DocumentOut
 from sitelore.core.errors import ArchiveError, ConversionError, FetchError
@@ -57,29 +59,14 @@ class ReconvertReport:
     problems: list[str] = dataclasses.field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
-        """The ``reconvert --json`` shape."""
-        return {
-            "documents": self.documents,
-            "reconverted": self.reconverted,
-            "changed": self.changed,
-            "unchanged": self.unchanged,
-            "noCapture": self.no_capture,
-            "unreadable": self.unreadable,
-            "failed": self.failed,
-            "notIndexed": self.not_indexed,
-            "changedIds": list(self.changed_ids),
-            "problems": list(self.problems),
-        }
+        """The ``reconvert --json`` shape: every field, its name in camelCase."""
+        return {to_camel(name): value for name, value in dataclasses.asdict(self).items()}
 
 
 async def _stored_links(store: Store, url: str, fallback: tuple[str, ...]) -> tuple[str, ...]:
-    """The links the crawl stored for ``url`` (kept as they were), when the store tells."""
-    known_page = getattr(store, "known_page", None)
-    if known_page is None:
-        return fallback
-    known = await known_page(url)
-    links = getattr(known, "links", None)
-    return tuple(links) if links is not None else fallback
+    """The links the crawl stored for ``url`` (kept as they were), when the store has them."""
+    known = await store.known_page(url)
+    return known.links if known is not None and known.links is not None else fallback
 
 
 async def reconvert(

@@ -163,7 +163,6 @@ class CrawlRun:
         self._task: asyncio.Task[None] | None = None
         self._closed = False
         self._frontier: Frontier | None = None
-        self._memory: MemoryFrontier | None = None
         self._refusal: PageError | None = None
 
     def refuse(self, error: SiteloreError) -> None:
@@ -280,7 +279,7 @@ class CrawlRun:
             paced=spider._paced,
         )
         await self._check_seed_robots(seed, memory)
-        self._frontier, self._memory = frontier, memory
+        self._frontier = frontier
         pipeline = PagePipeline(
             options=options,
             scope=scope,

@@ -116,9 +116,6 @@ class Worker:
         Without ``crawl_id`` the worker keeps looking for crawls until :meth:`stop`, or,
         with ``exit_when_idle``, until no crawl is active.
         """
-        await self._run(crawl_id, exit_when_idle)
-
-    async def _run(self, crawl_id: str | None, exit_when_idle: bool) -> None:
         if crawl_id is not None:
             fields = await self.frontier.meta(crawl_id)
             if not fields:
@@ -170,18 +167,12 @@ class _Session:
         self.crawl_id = crawl_id
         self.state = CrawlState(fields)
         self.meta = meta = CrawlMeta.parse(crawl_id, fields)
-        self.buckets = meta.buckets
-        self.lease_ttl_ms = meta.lease_ttl_ms
-        self.hb_timeout_ms = meta.hb_timeout_ms
-        self.max_attempts = meta.max_attempts
         self.options, _ = meta.options.clamp(worker.config.limits)
         self.tally = worker.tallies.setdefault(crawl_id, CrawlTally())
         self.over = asyncio.Event()
         self._kick = asyncio.Event()  # set (and replaced) after each ack: an origin is free
         self._leasing = asyncio.Lock()
-        self._delay_ms = meta.delay_ms
-        scope = Scope.from_options(meta.seed, self.options)
-        self._links = LinkFilter(self.options, scope)
+        self._links = LinkFilter(self.options, Scope.from_options(meta.seed, self.options))
         self._robots: SharedRobots | None = None
         self._pipeline: PagePipeline | None = None
 
@@ -193,10 +184,9 @@ class _Session:
         now_ms = await worker.frontier.server_time_ms()
         left = (self.state.deadline_ms - now_ms) / 1000
         deadline = worker.clock.monotonic() + max(0.0, left)
-        user_agent = meta.user_agent
         async with worker.fetch_path(meta, deadline) as fetcher:
             loader = make_robots_loader(
-                fetcher, max_bytes=worker.config.limits.max_robots_bytes, user_agent=user_agent
+                fetcher, max_bytes=worker.config.limits.max_robots_bytes, user_agent=meta.user_agent
             )
             self._robots = SharedRobots(
                 worker.frontier,
@@ -216,8 +206,8 @@ class _Session:
                 url_check=worker.config.url_check,
                 converter=worker.converter,
                 revisit=Revisit(worker.store, worker.clock, enabled=meta.incremental),
-                max_attempts=self.max_attempts,
-                robots_agent=product_token(user_agent),
+                max_attempts=self.meta.max_attempts,
+                robots_agent=product_token(meta.user_agent),
             )
             keepalive = asyncio.create_task(self._keepalive())
             try:
@@ -230,17 +220,17 @@ class _Session:
 
     async def _keepalive(self) -> None:
         """Heartbeat and reap every third of the heartbeat timeout."""
-        frontier, worker_id = self.worker.frontier, self.worker.config.worker_id
-        interval = max(0.05, self.hb_timeout_ms / 3000)
+        frontier, worker_id, meta = self.worker.frontier, self.worker.config.worker_id, self.meta
+        interval = max(0.05, meta.hb_timeout_ms / 3000)
         while not self.over.is_set():
             try:
-                if await frontier.heartbeat(self.crawl_id, worker_id, ttl_ms=self.lease_ttl_ms) < 0:
+                if await frontier.heartbeat(self.crawl_id, worker_id, ttl_ms=meta.lease_ttl_ms) < 0:
                     self.over.set()
                     return
                 reclaimed, dead = await frontier.reap(
                     self.crawl_id,
-                    heartbeat_timeout_ms=self.hb_timeout_ms,
-                    max_attempts=self.max_attempts,
+                    heartbeat_timeout_ms=meta.hb_timeout_ms,
+                    max_attempts=meta.max_attempts,
                 )
                 if reclaimed or dead:
                     log.warning(
@@ -292,7 +282,7 @@ class _Session:
                 result,
                 lease.item,
                 self._links,
-                self._delay_ms,
+                self.meta.delay_ms,
                 record_change=self.meta.incremental,
             )
             await self._ack(lease.lease, completion)
@@ -314,7 +304,7 @@ class _Session:
     def _again(self, lease: RedisLease, exc: Exception) -> PageResult:
         """Retry a page that failed unexpectedly, or give it up on its last attempt."""
         item = lease.item
-        if item.attempt + 1 < self.max_attempts and not isinstance(exc, ConfigError):
+        if item.attempt + 1 < self.meta.max_attempts and not isinstance(exc, ConfigError):
             return PageResult(step=Step.RETRY)
         message = " ".join(str(exc).split()) or type(exc).__name__
         error = PageError.from_exception(ConversionFailedError(item.url, f"internal: {message}"))
@@ -331,7 +321,7 @@ class _Session:
                 reply = await frontier.lease(
                     self.crawl_id,
                     config.worker_id,
-                    ttl_ms=self.lease_ttl_ms,
+                    ttl_ms=self.meta.lease_ttl_ms,
                     poll_ms=config.poll_ms,
                 )
             except FrontierError as exc:
@@ -362,7 +352,7 @@ class _Session:
                     worker.config.worker_id,
                     lease.lease_id,
                     completion,
-                    self.buckets,
+                    self.meta.buckets,
                 )
             except FrontierError as exc:
                 log.warning("crawl %s: ack failed (try %d): %s", self.crawl_id, attempt + 1, exc)
