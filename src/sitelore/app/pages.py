@@ -79,10 +79,7 @@ class KeptBodies:
         #: Told each URL as its fetch starts (robots.txt and sitemaps included).
         self.on_fetch = on_fetch
 
-    @property
-    def mode(self) -> SnapshotMode:
-        """Always ``live``."""
-        return SnapshotMode.LIVE
+    mode = SnapshotMode.LIVE  #: always ``live``
 
     def fetch_path(
         self, seed_id: str, live: LiveFetcher

@@ -42,13 +42,12 @@ from sitelore.core.convert import DocumentConverter
 from sitelore.core.errors import (
     FetchTimeoutError,
     RobotsDeniedError,
-    RobotsRefusedError,
     SiteloreError,
 )
 from sitelore.core.models import CrawlSummary, PageError, PageOutcome, SkipReason, Snapshot
 from sitelore.core.options import CrawlOptions, Limits
 from sitelore.core.ports import Clock, Converter, Fetcher, Renderer, Store
-from sitelore.core.robots import RobotsPolicy, robots_origin, unreachable_reason
+from sitelore.core.robots import RobotsPolicy
 from sitelore.core.sitemaps import SitemapLoader
 from sitelore.core.urls import Scope, normalize_url, origin
 from sitelore.crawl.frontier import Frontier
@@ -56,7 +55,7 @@ from sitelore.crawl.loop import run_slots
 from sitelore.crawl.memory import MemoryFrontier, Origins
 from sitelore.crawl.page import PagePipeline
 from sitelore.crawl.revisit import Revisit
-from sitelore.crawl.seeding import read_sitemaps, sitemap_warnings
+from sitelore.crawl.seeding import check_seed_rules, read_sitemaps, sitemap_warnings
 
 __all__ = ["CrawlRun", "Spider", "UrlCheck"]
 
@@ -319,12 +318,8 @@ class CrawlRun:
                     finally:
                         memory.record_request(key)
         rules = await robots.rules_for(seed)
-        robots_url = robots_origin(seed) + "/robots.txt"
-        if rules.unreachable:
-            raise RobotsRefusedError(seed, robots_url, unreachable_reason(rules))
-        if not await self._spider._robots.is_allowed(seed):
-            raise RobotsRefusedError(seed, robots_url, "the start URL is disallowed by robots.txt")
-        memory.origins.politeness.set_crawl_delay(origin(seed), rules.crawl_delay_ms)
+        check_seed_rules(seed, rules)
+        memory.origins.politeness.set_crawl_delay(key, rules.crawl_delay_ms)
 
     async def _seed_from_sitemaps(
         self, seed: str, frontier: Frontier, memory: MemoryFrontier

@@ -10,12 +10,18 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
-from sitelore.core.errors import SiteloreError
-from sitelore.core.robots import RobotsPolicy
+from sitelore.core.errors import RobotsRefusedError, SiteloreError
+from sitelore.core.robots import (
+    RobotsPolicy,
+    RobotsRules,
+    is_allowed,
+    robots_origin,
+    unreachable_reason,
+)
 from sitelore.core.sitemaps import SitemapLoader, SitemapResult
 from sitelore.core.urls import origin
 
-__all__ = ["read_sitemaps", "sitemap_warnings"]
+__all__ = ["check_seed_rules", "read_sitemaps", "sitemap_warnings"]
 
 
 async def read_sitemaps(
@@ -48,3 +54,16 @@ def sitemap_warnings(found: SitemapResult) -> list[str]:
     if found.truncated:
         lines.append("sitemap: URL cap reached; the rest were not read")
     return lines
+
+
+def check_seed_rules(seed: str, rules: RobotsRules) -> None:
+    """Refuse a start URL that its robots.txt disallows, or whose robots.txt is unreachable.
+
+    Raises:
+        RobotsRefusedError: a usage error, before anything is fetched or queued.
+    """
+    robots_url = robots_origin(seed) + "/robots.txt"
+    if rules.unreachable:
+        raise RobotsRefusedError(seed, robots_url, unreachable_reason(rules))
+    if not is_allowed(rules, seed):
+        raise RobotsRefusedError(seed, robots_url, "the start URL is disallowed by robots.txt")

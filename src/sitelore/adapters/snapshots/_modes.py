@@ -46,10 +46,7 @@ class LiveSnapshots:
 
     __slots__ = ()
 
-    @property
-    def mode(self) -> SnapshotMode:
-        """Always ``live``."""
-        return SnapshotMode.LIVE
+    mode = SnapshotMode.LIVE  #: always ``live``
 
     def fetch_path(
         self, seed_id: str, live: LiveFetcher
@@ -95,10 +92,7 @@ class CaptureSnapshots:
         self._clock: Clock = clock or SystemClock()
         self._info = dict(info or {})
 
-    @property
-    def mode(self) -> SnapshotMode:
-        """Always ``capture``."""
-        return SnapshotMode.CAPTURE
+    mode = SnapshotMode.CAPTURE  #: always ``capture``
 
     def __repr__(self) -> str:
         return f"CaptureSnapshots({str(self.directory)!r})"
@@ -218,10 +212,7 @@ class ReplaySnapshots:
         self._policy = policy or AddressPolicy()
         self._limits = limits or Limits()
 
-    @property
-    def mode(self) -> SnapshotMode:
-        """Always ``replay``."""
-        return SnapshotMode.REPLAY
+    mode = SnapshotMode.REPLAY  #: always ``replay``
 
     def __repr__(self) -> str:
         return f"ReplaySnapshots({str(self.directory)!r})"

@@ -27,7 +27,6 @@ from sitelore.adapters.frontier_redis import (
 from sitelore.app.worker._leases import LinkFilter
 from sitelore.app.worker._meta import CrawlMeta
 from sitelore.app.worker._robots import rules_from_json, rules_to_json
-from sitelore.core.errors import RobotsRefusedError
 from sitelore.core.models import SnapshotMode
 from sitelore.core.options import CrawlOptions, Limits
 from sitelore.core.ports import Clock, Fetcher
@@ -35,13 +34,11 @@ from sitelore.core.robots import (
     RobotsMemo,
     RobotsPolicy,
     create_robots_policy,
-    is_allowed,
-    unreachable_reason,
 )
 from sitelore.core.urls import Scope, normalize_url
 from sitelore.crawl.memory import Origins
 from sitelore.crawl.robots_loader import make_robots_loader
-from sitelore.crawl.seeding import read_sitemaps, sitemap_warnings
+from sitelore.crawl.seeding import check_seed_rules, read_sitemaps, sitemap_warnings
 from sitelore.crawl.sitemap_loader import make_sitemap_loader
 
 __all__ = ["EnqueuedCrawl", "QueueRequest", "ScaleTimings", "enqueue_crawl", "new_crawl_id"]
@@ -139,11 +136,7 @@ async def enqueue_crawl(
         )
         shared = await frontier.robots(request.crawl_id, origin)
         rules = rules_from_json(shared) if shared is not None else await loader(origin)
-        robots_url = origin + "/robots.txt"
-        if rules.unreachable:
-            raise RobotsRefusedError(url, robots_url, unreachable_reason(rules))
-        if not is_allowed(rules, url):
-            raise RobotsRefusedError(url, robots_url, "the start URL is disallowed by robots.txt")
+        check_seed_rules(url, rules)
         robots_json = None if shared is not None else rules_to_json(rules)
         seed_delay_ms = max(delay_ms, rules.crawl_delay_ms or 0)
         memo = RobotsMemo(clock.monotonic)
