@@ -81,14 +81,9 @@ class KeptBodies:
 
     mode = SnapshotMode.LIVE  #: always ``live``
 
-    def fetch_path(
-        self, seed_id: str, live: LiveFetcher
-    ) -> contextlib.AbstractAsyncContextManager[Fetcher]:
-        """The real fetcher, wrapped so bodies are kept."""
-        return self._path(live)
-
     @contextlib.asynccontextmanager
-    async def _path(self, live: LiveFetcher) -> AsyncIterator[Fetcher]:
+    async def fetch_path(self, seed_id: str, live: LiveFetcher) -> AsyncIterator[Fetcher]:
+        """The real fetcher, wrapped so bodies are kept."""
         async with live(None) as inner:
             yield _KeepingFetcher(inner, self)
 

@@ -144,7 +144,7 @@ class MemoryFrontier:
         try:
             if lease.before is not None:
                 await lease.before.wait()
-            self._apply(lease.item, result)
+            self._apply(lease, result)
         finally:
             lease.reported.set()  # the origin's next page may report now
             self._wakeup.set()
@@ -159,10 +159,9 @@ class MemoryFrontier:
         """A request to ``key`` starts or ends now: spacing counts from here."""
         self.origins.politeness.record_request(key, self._clock.monotonic(), delay=self._delay)
 
-    def _apply(self, item: CrawlItem, result: PageResult) -> None:
-        frontier, reporter = self.frontier, self._reporter
-        key = origin(item.url)
-        self._origin_state(key, result)
+    def _apply(self, lease: MemoryLease, result: PageResult) -> None:
+        frontier, reporter, item = self.frontier, self._reporter, lease.item
+        self._origin_state(lease.origin, result)
         step = result.step
         if step is Step.DONE:
             assert result.outcome is not None
@@ -217,16 +216,11 @@ class MemoryLease:
 
     def __init__(self, memory: MemoryFrontier, item: CrawlItem) -> None:
         self._memory = memory
-        self._item = item
-        self._key = origin(item.url)
+        self.item = item  #: the URL to process
+        self.origin = origin(item.url)  #: its origin: the key of its lock and spacing
         self._held: asyncio.Lock | None = None
         self.reported = asyncio.Event()
         self.before: asyncio.Event | None = None
-
-    @property
-    def item(self) -> CrawlItem:
-        """The URL to process."""
-        return self._item
 
     def remaining(self) -> float:
         """Seconds left before the crawl's deadline."""
@@ -235,11 +229,11 @@ class MemoryLease:
 
     async def throttled(self) -> str | None:
         """Why the origin takes no more requests, or None."""
-        return self._memory.throttled(self._key)
+        return self._memory.throttled(self.origin)
 
     async def turn(self) -> Turn:
         """Hold the origin and wait for its spacing (throttled or past the deadline: not)."""
-        memory, key = self._memory, self._key
+        memory, key = self._memory, self.origin
         lock = memory.origins.lock(key)
         await lock.acquire()
         try:  # the lock is shared by every crawl of the process: never leave it held
@@ -260,12 +254,12 @@ class MemoryLease:
 
     async def hold_off(self, seconds: float, throttle: str | None) -> None:
         """Push the origin's next request out, or throttle it, before anyone else asks."""
-        self._memory.hold_off(self._key, seconds, throttle)
+        self._memory.hold_off(self.origin, seconds, throttle)
 
     async def free(self, *, requested: bool = True) -> None:
         """The exchange is over: spacing also counts from now; the origin is free."""
         lock, self._held = self._held, None
         if lock is not None:
             if requested:
-                self._memory.record_request(self._key)
+                self._memory.record_request(self.origin)
             lock.release()

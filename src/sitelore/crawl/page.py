@@ -53,7 +53,7 @@ from sitelore.core.options import CrawlOptions, Limits
 from sitelore.core.politeness import crawl_delay_refusal, parse_retry_after, retry_after_refusal
 from sitelore.core.ports import CaptureLinks, Clock, Converter, Fetcher, Renderer, Store, SubFetch
 from sitelore.core.robots import MAX_CRAWL_DELAY_MS, RobotsRules, is_allowed
-from sitelore.core.urls import Scope, normalize_url, origin
+from sitelore.core.urls import Scope, normalize_url
 from sitelore.core.xrobots import apply_robots_tag
 from sitelore.crawl.port import CrawlItem, Lease, PageResult, Step, Turn
 from sitelore.crawl.revisit import Prepared, Revisit, change_of
@@ -169,8 +169,7 @@ class PagePipeline:
 
     async def _robots_check(self, lease: Lease) -> RobotsRules | PageResult:
         """The origin's rules when ``lease``'s URL may be fetched, else the result to give."""
-        item = lease.item
-        key = origin(item.url)
+        item, key = lease.item, lease.origin
         try:
             rules = await self._rules(lease, key)
         except (BlockedURLError, InvalidURLError) as exc:
@@ -336,7 +335,7 @@ class PagePipeline:
         retry = snapshot.status in _RETRY_STATUSES and throttle is None and self._may_retry(item)
         backoff = self._backoff(item, asked, spacing) if retry else max(0.0, asked or 0.0)
         if throttle is not None:
-            log.warning("throttled %s: %s", origin(item.url), throttle)
+            log.warning("throttled %s: %s", lease.origin, throttle)
             await lease.hold_off(0.0, throttle)
         elif backoff:
             await lease.hold_off(backoff, None)

@@ -55,10 +55,6 @@ async def _documents(store: Store) -> list[StoredDocument]:
     return out
 
 
-def _one_line(text: str) -> str:
-    return " ".join(text.split())
-
-
 def _unwritable(path: Path, exc: OSError) -> ArchiveError:
     return ArchiveError(f"{path}: cannot write the export: {exc.strerror or exc}")
 
@@ -115,7 +111,7 @@ async def export_warc(store: Store, path: Path, *, archive: Path | None = None) 
                     refers_to=refers_to,
                     fields={
                         "WARC-Sitelore-Document-ID": document.id,
-                        "WARC-Sitelore-Title": _one_line(document.title),
+                        "WARC-Sitelore-Title": " ".join(document.title.split()),
                         "WARC-Warcinfo-ID": info.record_id,
                     },
                 )

@@ -43,20 +43,11 @@ class RedisLease:
     def __init__(self, lease: Lease, robots: SharedRobots, clock: Clock) -> None:
         self.lease = lease
         found = lease.item
-        self._item = CrawlItem(found.url, found.depth, found.attempt, found.hops)
+        self.item = CrawlItem(found.url, found.depth, found.attempt, found.hops)  #: the URL
+        self.origin = split_url(found.url)[0]  #: the origin Redis leased (its queue's key)
         self._robots = robots
         self._clock = clock
         self._end = clock.monotonic() + (lease.deadline_ms - lease.now_ms) / 1000
-
-    @property
-    def item(self) -> CrawlItem:
-        """The URL to process."""
-        return self._item
-
-    @property
-    def origin(self) -> str:
-        """The origin Redis leased (its queue's key)."""
-        return split_url(self._item.url)[0]
 
     def remaining(self) -> float:
         """Seconds of crawl time left (from Redis's deadline at lease time)."""
