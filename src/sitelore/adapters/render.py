@@ -184,12 +184,12 @@ class PlaywrightRenderer:
         )
 
 
+@dataclasses.dataclass(slots=True)
 class _Budget:
     """How many sub-requests one page may still make."""
 
-    def __init__(self, limit: int) -> None:
-        self.left = limit
-        self.first = True
+    left: int
+    first: bool = True
 
     def take(self) -> bool:
         if self.left <= 0:

@@ -150,12 +150,12 @@ class Job:
         self._push(None)
 
 
+@dataclasses.dataclass(slots=True)
 class CrawlSlots:
     """How many crawls may run at once; a crawl without a free slot is refused (BusyError)."""
 
-    def __init__(self, max_active: int = 4) -> None:
-        self.max_active = max_active
-        self.active = 0
+    max_active: int = 4
+    active: int = 0
 
     def take(self) -> None:
         """Take a slot; BusyError when none is free. Pair with :meth:`release`."""

@@ -91,7 +91,6 @@ class Spider:
         paced: keep per-origin spacing (False when replaying an archive: no server).
         origins: per-origin locks and spacing shared with other crawls of the process
             (default: this spider's own).
-        max_attempts: requests per URL before a retryable failure is final.
     """
 
     def __init__(
@@ -110,7 +109,6 @@ class Spider:
         robots_agent: str = "sitelore",
         paced: bool = True,
         origins: Origins | None = None,
-        max_attempts: int = 3,
     ) -> None:
         self._fetcher = fetcher
         self._store = store
@@ -126,7 +124,6 @@ class Spider:
         self._robots_agent = robots_agent
         self._paced = paced
         self._origins = origins or Origins()
-        self._max_attempts = max_attempts
 
     def crawl(self, seed: str, options: CrawlOptions, *, deadline: float | None = None) -> CrawlRun:
         """Start a crawl of ``seed``; iterate the result for outcomes, then read ``summary``.
@@ -245,15 +242,10 @@ class CrawlRun:
             summary.truncated = True
             summary.truncated_reason = frontier.truncated_reason
         if summary.truncated:
-            summary.warnings.append(
-                f"stopped at {summary.truncated_reason}"
-                + (
-                    f" (max_pages={self._options.max_pages})"
-                    if summary.truncated_reason == "max_pages"
-                    else ""
-                )
-                + f"; {summary.unfetched} discovered URLs were not fetched"
-            )
+            why = summary.truncated_reason
+            cap = f" (max_pages={self._options.max_pages})" if why == "max_pages" else ""
+            unfetched = f"{summary.unfetched} discovered URLs were not fetched"
+            summary.warnings.append(f"stopped at {why}{cap}; {unfetched}")
 
     async def _crawl(self, started: float) -> None:
         spider, options = self._spider, self._options
@@ -290,7 +282,6 @@ class CrawlRun:
             url_check=spider._url_check,
             converter=spider._converter,
             revisit=spider._revisit,
-            max_attempts=spider._max_attempts,
             robots_agent=spider._robots_agent,
             renderer=spider._renderer,
             sub_fetch=_SubRequests(spider, memory).fetch if spider._renderer else None,

@@ -192,10 +192,7 @@ class PagePipeline:
 
     async def _rules(self, lease: Lease, key: str) -> RobotsRules | PageResult:
         """The origin's rules; loading them under the lease is this lease's request."""
-        refused = self.blocked.get(key)
-        if refused is not None:
-            raise BlockedURLError(key + "/robots.txt", refused)
-        rules = await self.robots.cached(lease.item.url)
+        rules = await self._known_rules(lease.item.url, key)
         if rules is not None:
             return rules
         turn = await lease.turn()
@@ -203,10 +200,7 @@ class PagePipeline:
             return self._not_now(turn)
         requested = False
         try:
-            refused = self.blocked.get(key)  # another slot may have tried meanwhile
-            if refused is not None:
-                raise BlockedURLError(key + "/robots.txt", refused)
-            rules = await self.robots.cached(lease.item.url)
+            rules = await self._known_rules(lease.item.url, key)  # another slot's, meanwhile
             if rules is not None:
                 return rules
             requested = True
@@ -214,6 +208,13 @@ class PagePipeline:
         finally:
             await lease.free(requested=requested)
         return PageResult(step=Step.REQUEUE, crawl_delay_ms=rules.requested_crawl_delay_ms)
+
+    async def _known_rules(self, url: str, key: str) -> RobotsRules | None:
+        """The origin's rules if some slot loaded them; raise if its robots.txt was refused."""
+        refused = self.blocked.get(key)
+        if refused is not None:
+            raise BlockedURLError(key + "/robots.txt", refused)
+        return await self.robots.cached(url)
 
     def _refused(self, item: CrawlItem, exc: SiteloreError, reason: SkipReason) -> PageResult:
         """A URL that may not be requested: skipped; a redirect target ends its page."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import os
 import sys
@@ -55,13 +56,11 @@ def _exit_status(code: int | None) -> str:
     return f"exit code {code}"
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
 class _Worker:
     """One worker process and its two pipes."""
 
-    __slots__ = ("proc",)
-
-    def __init__(self, proc: asyncio.subprocess.Process) -> None:
-        self.proc = proc
+    proc: asyncio.subprocess.Process
 
     async def read(self) -> Reply:
         stdout = self.proc.stdout

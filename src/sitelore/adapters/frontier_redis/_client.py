@@ -154,13 +154,8 @@ def _split_namespace(url: str) -> tuple[str, str]:
     """Take sitelore's own ``namespace`` query parameter out of a redis:// URL."""
     parts = urlsplit(url)
     query = parse_qsl(parts.query, keep_blank_values=True)
-    namespace = "sl"
-    kept: list[tuple[str, str]] = []
-    for key, value in query:
-        if key == "namespace":
-            namespace = value
-        else:
-            kept.append((key, value))
+    namespace = next((value for key, value in reversed(query) if key == "namespace"), "sl")
+    kept = [(key, value) for key, value in query if key != "namespace"]
     if not namespace or any(ch in namespace for ch in "{}: \t\n"):
         raise UsageError(
             f"{redact_url(url)}: namespace {namespace!r} may not be empty or hold {{}}:"
@@ -190,6 +185,9 @@ class RedisFrontier:
         self._redis = client
         self.namespace = namespace
         self.shown = shown or "redis"
+        self._active = f"{namespace}:active"
+        #: Prefix of the keys every crawl of the namespace shares per origin.
+        self._origins = f"{namespace}:origin"
         self._scripts = {
             name: client.register_script(getattr(_scripts, name))
             for name in ("CREATE", "LEASE", "COMPLETE", "HEARTBEAT", "REAP", "ADD")
@@ -253,15 +251,6 @@ class RedisFrontier:
     def prefix(self, crawl_id: str) -> str:
         """Every key of crawl ``crawl_id`` starts with this (one Redis Cluster hash slot)."""
         return f"{self.namespace}:{{{crawl_id}}}"
-
-    @property
-    def _active(self) -> str:
-        return f"{self.namespace}:active"
-
-    @property
-    def _origins(self) -> str:
-        """Prefix of the keys every crawl of the namespace shares per origin."""
-        return f"{self.namespace}:origin"
 
     @contextmanager
     def _errors(self, action: str) -> Iterator[None]:
