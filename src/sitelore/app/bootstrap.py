@@ -13,6 +13,7 @@ that use it, not by this module: commands that only read the store (``search``,
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, Self, TextIO, Unpack, runtime_checkable
@@ -352,15 +353,15 @@ class _Connects(Protocol):
         ...
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
 class _NoArchive:
     """The fetcher of a crawl whose archive could not be opened: every fetch fails."""
 
-    def __init__(self, error: ArchiveError) -> None:
-        self._error = error
+    error: ArchiveError
 
     async def fetch(self, url: str, **options: Unpack[FetchOptions]) -> Snapshot:
         """Raise the archive's error (the crawl is refused before any fetch anyway)."""
-        raise self._error
+        raise self.error
 
 
 def _renderer(

@@ -101,19 +101,19 @@ class KeptBodies:
         return min(MAX_CRAWL_DELAY_MS, rules.crawl_delay_ms or 0) / 1000
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
 class _KeepingFetcher:
-    def __init__(self, inner: Fetcher, keeper: KeptBodies) -> None:
-        self._inner = inner
-        self._keeper = keeper
+    inner: Fetcher
+    keeper: KeptBodies
 
     async def fetch(self, url: str, **options: Unpack[FetchOptions]) -> Snapshot:
         """Fetch through the real fetcher with the caller's headers; keep page bodies."""
-        if self._keeper.on_fetch is not None:
-            self._keeper.on_fetch(url)
-        options["headers"] = {**self._keeper.headers, **(options.get("headers") or {})} or None
-        snapshot = await self._inner.fetch(url, **options)
+        if self.keeper.on_fetch is not None:
+            self.keeper.on_fetch(url)
+        options["headers"] = {**self.keeper.headers, **(options.get("headers") or {})} or None
+        snapshot = await self.inner.fetch(url, **options)
         if snapshot.content_type in _KEPT_TYPES or url.endswith(_ROBOTS_PATH):
-            self._keeper.bodies[url] = snapshot
+            self.keeper.bodies[url] = snapshot
         return snapshot
 
 
@@ -171,6 +171,7 @@ async def stored_copy(runtime: Runtime, url: str, max_age_ms: int) -> StoredDocu
 MAX_MAP_URLS = 100_000
 
 
+@dataclasses.dataclass(slots=True)
 class _Collect:
     """A crawl's URL filter that follows nothing and remembers the URLs it is asked about.
 
@@ -178,11 +179,10 @@ class _Collect:
     the URLs that follow are the page's links, remembered only with ``links``.
     """
 
-    def __init__(self, seed: str, *, links: bool) -> None:
-        self.seed = seed
-        self.links = links
-        self.page_fetched = False
-        self.urls: dict[str, None] = {}
+    seed: str
+    links: bool
+    page_fetched: bool = False
+    urls: dict[str, None] = dataclasses.field(default_factory=dict)
 
     def seen(self, url: str) -> None:
         if url == self.seed:

@@ -55,6 +55,7 @@ class LiveSnapshots:
         return live(None)
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
 class CapturingFetcher:
     """``ports.Fetcher`` that fetches through ``inner`` and names each response's record.
 
@@ -62,14 +63,13 @@ class CapturingFetcher:
     sets ``Snapshot.capture`` to the record of the final response.
     """
 
-    def __init__(self, inner: Fetcher, writer: CaptureWriter) -> None:
-        self._inner = inner
-        self._writer = writer
+    inner: Fetcher
+    writer: CaptureWriter
 
     async def fetch(self, url: str, **options: Unpack[FetchOptions]) -> Snapshot:
         """Fetch ``url`` live; the snapshot names the WARC record of its final response."""
-        snapshot = await self._inner.fetch(url, **options)
-        ref = self._writer.ref_for(url, snapshot.final_url)
+        snapshot = await self.inner.fetch(url, **options)
+        ref = self.writer.ref_for(url, snapshot.final_url)
         return snapshot if ref is None else dataclasses.replace(snapshot, capture=ref)
 
 
