@@ -124,7 +124,7 @@ class Runtime:
             )
         return self._pool
 
-    async def _checked_store(self) -> Store:
+    async def checked_store(self) -> Store:
         """The store, checked before a crawl fetches anything.
 
         An unusable location or an unreachable database fails here, as itself
@@ -224,7 +224,7 @@ class Runtime:
         from sitelore.crawl.sitemap_loader import make_sitemap_loader
 
         self.check_url(seed)
-        store = await self._checked_store()
+        store = await self.checked_store()
         converter = self.converter
         if isinstance(converter, ProcessConverter):
             await converter.warm()  # worker start-up is not crawl time

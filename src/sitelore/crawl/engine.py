@@ -320,7 +320,7 @@ class CrawlRun:
         assert spider._sitemaps is not None
 
         async def wait_turn(key: str) -> bool:
-            return memory.throttled(key) is None and await memory.wait_turn(key)
+            return key not in memory.throttles and await memory.wait_turn(key)
 
         found = await read_sitemaps(
             seed,

@@ -149,10 +149,10 @@ class Frontier:
     """
 
     __slots__ = (
+        "_attempts",
         "_cache",
         "_counts",
         "_examples",
-        "_extra",
         "_hops",
         "_in_flight",
         "_known",
@@ -178,8 +178,8 @@ class Frontier:
         self._examples: dict[SkipReason, list[str]] = {}
         self._queued = 1
         self._taken = 0
-        # Queued URLs that are more than a link: a retry (attempt) or a redirect target.
-        self._extra: dict[str, tuple[int, int, str | None]] = {}
+        # Queued URLs to try again, and their tries so far (redirect targets queue apart).
+        self._attempts: dict[str, int] = {}
         # Redirect targets: they go on with their page, on its page slot, before the rest.
         self._hops: deque[CrawlItem] = deque()
 
@@ -249,8 +249,7 @@ class Frontier:
             self._queued -= 1
             self._taken += 1
             self._in_flight[depth] += 1
-            extra = self._extra.pop(url, None)
-            return CrawlItem(url, depth) if extra is None else CrawlItem(url, depth, *extra)
+            return CrawlItem(url, depth, self._attempts.pop(url, 0))
         return None
 
     def release(self, item: CrawlItem, reason: SkipReason = SkipReason.ROBOTS) -> None:
@@ -276,7 +275,7 @@ class Frontier:
         self._known[item.url] = _QUEUED
         self._levels[item.depth].appendleft(item.url)
         if item.attempt:
-            self._extra[item.url] = (item.attempt, 0, None)
+            self._attempts[item.url] = item.attempt
         self._taken -= 1
 
     def offer_hop(self, item: CrawlItem, target: str) -> bool:

@@ -110,25 +110,17 @@ class MemoryFrontier:
         self._deadline = deadline
         self._paced = paced
         self._wakeup = asyncio.Event()
-        self._stopped = False
+        #: True once the deadline stopped the crawl.
+        self.stopped = False
         # Per origin: set once the page fetched last has reported its outcome.
         self._reported: dict[str, asyncio.Event] = {}
-        # Origins this crawl makes no more requests to, and why.
-        self._throttled: dict[str, str] = {}
-
-    @property
-    def stopped(self) -> bool:
-        """True once the deadline stopped the crawl."""
-        return self._stopped
-
-    def throttled(self, key: str) -> str | None:
-        """Why this crawl makes no more requests to ``key``, or None."""
-        return self._throttled.get(key)
+        #: Origins this crawl makes no more requests to, and why.
+        self.throttles: dict[str, str] = {}
 
     async def lease(self) -> MemoryLease | None:
         """The next URL in BFS order (waiting for shallower pages); None when done."""
         frontier = self.frontier
-        while not self._stopped:
+        while not self.stopped:
             item = frontier.take()
             if item is not None:
                 return MemoryLease(self, item)
@@ -186,7 +178,7 @@ class MemoryFrontier:
             frontier.release(item, result.skip)
         else:  # STOP: the deadline came first
             frontier.requeue(item)
-            self._stopped = True
+            self.stopped = True
             reporter.truncate("deadline")
 
     def _origin_state(self, key: str, result: PageResult) -> None:
@@ -203,8 +195,8 @@ class MemoryFrontier:
     def hold_off(self, key: str, seconds: float, throttle: str | None) -> None:
         """Push ``key``'s next request out, or throttle it (a wait the crawl cannot make)."""
         if throttle is not None:
-            if key not in self._throttled:
-                self._throttled[key] = throttle
+            if key not in self.throttles:
+                self.throttles[key] = throttle
                 self._reporter.warn(f"throttled {key}: {throttle}; its other URLs skipped")
         elif seconds > 0:
             now = self._clock.monotonic()
@@ -229,7 +221,7 @@ class MemoryLease:
 
     async def throttled(self) -> str | None:
         """Why the origin takes no more requests, or None."""
-        return self._memory.throttled(self.origin)
+        return self._memory.throttles.get(self.origin)
 
     async def turn(self) -> Turn:
         """Hold the origin and wait for its spacing (throttled or past the deadline: not)."""
@@ -237,7 +229,7 @@ class MemoryLease:
         lock = memory.origins.lock(key)
         await lock.acquire()
         try:  # the lock is shared by every crawl of the process: never leave it held
-            if memory.throttled(key) is not None:
+            if key in memory.throttles:
                 lock.release()
                 return Turn.THROTTLED
             if memory.stopped or not await memory.wait_turn(key):
