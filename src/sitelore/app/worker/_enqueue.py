@@ -106,7 +106,7 @@ async def enqueue_crawl(
     request: QueueRequest,
     *,
     frontier: RedisFrontier,
-    fetcher: Fetcher | None,
+    fetcher: Fetcher,
     limits: Limits,
     user_agent: str,
     url_check: Callable[[str], object],
@@ -127,10 +127,7 @@ async def enqueue_crawl(
     seed_delay_ms = delay_ms
     robots_json: str | None = None
     policy: RobotsPolicy | None = None
-    if (applied.respect_robots or applied.sitemap) and fetcher is None:
-        raise ValueError("a fetcher is needed to read robots.txt and sitemaps")
     if applied.respect_robots:
-        assert fetcher is not None
         loader = make_robots_loader(
             fetcher, max_bytes=limits.max_robots_bytes, user_agent=user_agent
         )
@@ -146,7 +143,6 @@ async def enqueue_crawl(
     stats: dict[str, int] = {}
     warnings: list[str] = []
     if applied.sitemap:
-        assert fetcher is not None
         found, stats, warnings = await _sitemap_items(url, applied, fetcher, policy, clock, limits)
     hb_ms = max(100, round(request.timings.heartbeat_timeout * 1000))
     meta = CrawlMeta(
