@@ -16,7 +16,7 @@ import contextlib
 import dataclasses
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol, Self, TextIO, Unpack, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, TextIO, Unpack, runtime_checkable
 
 from sitelore.adapters.clock import SystemClock
 from sitelore.adapters.convert_pool import ProcessConverter
@@ -49,7 +49,7 @@ if TYPE_CHECKING:
 __all__ = ["Runtime", "resolve_problem"]
 
 
-class Runtime:
+class Runtime(contextlib.AbstractAsyncContextManager["Runtime"]):
     """Settings plus the long-lived pieces (store, address policy) of one process.
 
     ::
@@ -87,9 +87,6 @@ class Runtime:
         # Per-origin politeness and robots.txt, shared by every live crawl of the process.
         self._origins: Origins | None = None
         self._robots_memo: RobotsMemo | None = None
-
-    async def __aenter__(self) -> Self:
-        return self
 
     async def __aexit__(self, *exc_info: object) -> None:
         await self.aclose()

@@ -135,7 +135,7 @@ class Spider:
         return CrawlRun(self, seed, options, deadline)
 
 
-class CrawlRun:
+class CrawlRun(contextlib.AbstractAsyncContextManager["CrawlRun"]):
     """One crawl in progress: an async iterator of :class:`PageOutcome`, then a summary.
 
     ::
@@ -198,9 +198,6 @@ class CrawlRun:
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await task
-
-    async def __aenter__(self) -> CrawlRun:
-        return self
 
     async def __aexit__(self, *exc_info: object) -> None:
         await self.aclose()

@@ -15,7 +15,6 @@ import dataclasses
 import logging
 import os
 import sys
-from typing import Self
 
 from sitelore.adapters.convert_pool._frames import DEFAULT_FACTORY, HEADER, Reply, frame, unpack
 from sitelore.core.errors import (
@@ -92,7 +91,7 @@ class _Worker:
             await self.proc.wait()
 
 
-class ProcessConverter:
+class ProcessConverter(contextlib.AbstractAsyncContextManager["ProcessConverter"]):
     """``ports.Converter`` on up to ``workers`` processes; one page at a time each.
 
     Args:
@@ -122,9 +121,6 @@ class ProcessConverter:
         self._dying: set[asyncio.Task[int]] = set()
         self._free: asyncio.Semaphore | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
-
-    async def __aenter__(self) -> Self:
-        return self
 
     async def __aexit__(self, *exc_info: object) -> None:
         await self.aclose()
