@@ -25,7 +25,6 @@ from typing import BinaryIO
 from warcio.archiveiterator import ArchiveIterator
 from warcio.exceptions import ArchiveLoadFailed
 
-from sitelore import __version__
 from sitelore.adapters.snapshots._index import CaptureIndex, IndexEntry
 from sitelore.adapters.snapshots._records import (
     HOP_FIELD,
@@ -95,8 +94,6 @@ class CaptureWriter:
             raise ArchiveError(f"{path}: cannot create the WARC file: {exc}") from exc
         writer = cls(directory, seed_id, path, out, index)
         fields = {
-            "software": f"sitelore/{__version__} (warcio)",
-            "format": "WARC File Format 1.1",
             "conformsTo": "https://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/",
             "isPartOf": seed_id,
             "description": (

@@ -33,6 +33,7 @@ from warcio.exceptions import ArchiveLoadFailed
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
+from sitelore import __version__
 from sitelore.core.errors import ArchiveError
 from sitelore.core.models import Exchange, Headers
 
@@ -223,8 +224,10 @@ def request_record(exchange: Exchange, page_id: str, *, concurrent_to: str) -> b
 
 
 def warcinfo_record(filename: str, info: Mapping[str, str]) -> EncodedRecord:
-    """The ``warcinfo`` record that opens a file, as a gzip member."""
-    record = _writer().create_warcinfo_record(filename, dict(info))
+    """The ``warcinfo`` record that opens a file, as a gzip member (``info`` after our
+    ``software`` and ``format`` fields)."""
+    fields = {"software": f"sitelore/{__version__} (warcio)", "format": "WARC File Format 1.1"}
+    record = _writer().create_warcinfo_record(filename, fields | dict(info))
     return EncodedRecord(
         data=_encode(record),
         record_id=record.rec_headers.get_header("WARC-Record-ID"),

@@ -28,6 +28,7 @@ __all__ = [
     "enough_pages",
     "page_key",
     "rank_pages",
+    "wanted",
 ]
 
 #: A section whose text is at least this share of link text is a hub section...
@@ -89,6 +90,13 @@ def candidate_from_row(row: Mapping[str, Any]) -> Candidate:
         score=float(row["score"]),
         link_ratio=float(row["link_ratio"]),
     )
+
+
+def wanted(limit: int) -> bool:
+    """Whether a search for ``limit`` pages has anything to do (ValueError if negative)."""
+    if limit < 0:
+        raise ValueError(f"limit must be >= 0, not {limit}")
+    return limit > 0
 
 
 def candidate_sizes(limit: int) -> tuple[int, ...]:

@@ -59,7 +59,7 @@ from sitelore.adapters.store._pg_text import (
     index_text,
     stem_prefix,
 )
-from sitelore.adapters.store._ranking import candidate_sizes, rank_pages
+from sitelore.adapters.store._ranking import candidate_sizes, rank_pages, wanted
 from sitelore.adapters.store._rows import aware as _aware
 from sitelore.adapters.store._rows import (
     document_from_row,
@@ -420,9 +420,7 @@ class PostgresStore:
         weigh more than text, one hit per page and per content; lower ``score`` is
         better. The snippet marks matched words with ``**``. A blank query finds nothing.
         """
-        if limit < 0:
-            raise ValueError(f"limit must be >= 0, not {limit}")
-        if limit == 0:
+        if not wanted(limit):
             return []
         async with self._connection("search") as conn:
             found, terms = await sections.search_sections(conn, query, limit)
@@ -464,9 +462,7 @@ class PostgresStore:
         self, query: str, vector: Sequence[float], model: str, *, limit: int = 10
     ) -> builtins.list[SearchHit]:
         """Pages ranked by BM25 and vector nearness fused (reciprocal rank fusion)."""
-        if limit < 0:
-            raise ValueError(f"limit must be >= 0, not {limit}")
-        if limit == 0:
+        if not wanted(limit):
             return []
         async with self._connection("search") as conn:
             lexical, terms = await sections.search_sections(conn, query, limit)

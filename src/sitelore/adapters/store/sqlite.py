@@ -51,7 +51,7 @@ from sitelore.adapters.store import _sqlite_jobs as jobs
 from sitelore.adapters.store import _sqlite_sections as sections
 from sitelore.adapters.store import _sqlite_vectors as vectors
 from sitelore.adapters.store._fusion import fuse
-from sitelore.adapters.store._ranking import candidate_sizes, rank_pages
+from sitelore.adapters.store._ranking import candidate_sizes, rank_pages, wanted
 from sitelore.adapters.store._rows import (
     content_hash,
     document_from_row,
@@ -507,9 +507,7 @@ class SQLiteStore:
         content); lower ``score`` is better. The snippet marks matched terms with ``**``.
         A blank query finds nothing.
         """
-        if limit < 0:
-            raise ValueError(f"limit must be >= 0, not {limit}")
-        if limit == 0:
+        if not wanted(limit):
             return []
         with self._connection("search") as conn:
             found = sections.search_sections(conn, query, limit)
@@ -550,9 +548,7 @@ class SQLiteStore:
         self, query: str, vector: Sequence[float], model: str, *, limit: int = 10
     ) -> builtins.list[SearchHit]:
         """Pages ranked by BM25 and vector nearness fused (reciprocal rank fusion)."""
-        if limit < 0:
-            raise ValueError(f"limit must be >= 0, not {limit}")
-        if limit == 0:
+        if not wanted(limit):
             return []
         with self._connection("search") as conn:
             matrix = self._vectors.matrix(conn, model, len(vector))
