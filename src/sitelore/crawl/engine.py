@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 from collections.abc import Callable
 
@@ -72,6 +73,7 @@ def _no_check(url: str) -> object:
     return url
 
 
+@dataclasses.dataclass(kw_only=True, eq=False)
 class Spider:
     """Runs crawls over injected ports; one Spider may run several crawls in turn.
 
@@ -91,39 +93,27 @@ class Spider:
         paced: keep per-origin spacing (False when replaying an archive: no server).
         origins: per-origin locks and spacing shared with other crawls of the process
             (default: this spider's own).
+        renderer: runs a page's scripts (``--render``).
     """
 
-    def __init__(
-        self,
-        *,
-        fetcher: Fetcher,
-        store: Store,
-        robots: RobotsPolicy,
-        clock: Clock,
-        limits: Limits | None = None,
-        url_check: UrlCheck | None = None,
-        renderer: Renderer | None = None,
-        convert: Converter | None = None,
-        sitemaps: SitemapLoader | None = None,
-        incremental: bool = False,
-        robots_agent: str = "sitelore",
-        paced: bool = True,
-        origins: Origins | None = None,
-    ) -> None:
-        self._fetcher = fetcher
-        self._store = store
-        self._robots = robots
-        self._clock = clock
-        self._limits = limits or Limits()
-        self._url_check = url_check or _no_check
-        self._renderer = renderer
-        # In-process default: one converter per spider remembers resolved links.
-        self._converter: Converter = convert or DocumentConverter()
-        self._sitemaps = sitemaps
-        self._revisit = Revisit(store, clock, enabled=incremental)
-        self._robots_agent = robots_agent
-        self._paced = paced
-        self._origins = origins or Origins()
+    fetcher: Fetcher
+    store: Store
+    robots: RobotsPolicy
+    clock: Clock
+    limits: Limits = dataclasses.field(default_factory=Limits)
+    url_check: UrlCheck | None = None
+    renderer: Renderer | None = None
+    convert: Converter | None = None
+    sitemaps: SitemapLoader | None = None
+    incremental: bool = False
+    robots_agent: str = "sitelore"
+    paced: bool = True
+    origins: Origins = dataclasses.field(default_factory=Origins)
+    #: ``convert``, else in this process: one converter per spider remembers resolved links.
+    converter: Converter = dataclasses.field(init=False)
+
+    def __post_init__(self) -> None:
+        self.converter = self.convert or DocumentConverter()
 
     def crawl(self, seed: str, options: CrawlOptions, *, deadline: float | None = None) -> CrawlRun:
         """Start a crawl of ``seed``; iterate the result for outcomes, then read ``summary``.
@@ -203,7 +193,7 @@ class CrawlRun(contextlib.AbstractAsyncContextManager["CrawlRun"]):
         await self.aclose()
 
     async def _run(self) -> None:
-        clock = self._spider._clock
+        clock = self._spider.clock
         started = clock.monotonic()
         try:
             await self._crawl(started)
@@ -247,7 +237,8 @@ class CrawlRun(contextlib.AbstractAsyncContextManager["CrawlRun"]):
     async def _crawl(self, started: float) -> None:
         spider, options = self._spider, self._options
         seed = normalize_url(self.summary.seed)  # InvalidURLError: a usage error
-        spider._url_check(seed)
+        check = spider.url_check or _no_check
+        check(seed)
         self.summary.seed = seed
         if self._refusal is not None:
             self.emit(PageOutcome(url=seed, depth=0, error=self._refusal))
@@ -259,33 +250,33 @@ class CrawlRun(contextlib.AbstractAsyncContextManager["CrawlRun"]):
         )
         memory = MemoryFrontier(
             frontier,
-            spider._origins,
+            spider.origins,
             self,
-            clock=spider._clock,
+            clock=spider.clock,
             delay=options.delay,
             deadline=deadline,
-            paced=spider._paced,
+            paced=spider.paced,
         )
         await self._check_seed_robots(seed, memory)
         self._frontier = frontier
         pipeline = PagePipeline(
             options=options,
             scope=scope,
-            limits=spider._limits,
-            fetcher=spider._fetcher,
-            store=spider._store,
-            robots=spider._robots,
-            clock=spider._clock,
-            url_check=spider._url_check,
-            converter=spider._converter,
-            revisit=spider._revisit,
-            robots_agent=spider._robots_agent,
-            renderer=spider._renderer,
-            sub_fetch=_SubRequests(spider, memory).fetch if spider._renderer else None,
+            limits=spider.limits,
+            fetcher=spider.fetcher,
+            store=spider.store,
+            robots=spider.robots,
+            clock=spider.clock,
+            url_check=check,
+            converter=spider.converter,
+            revisit=Revisit(spider.store, spider.clock, enabled=spider.incremental),
+            robots_agent=spider.robots_agent,
+            renderer=spider.renderer,
+            sub_fetch=_SubRequests(spider, memory).fetch if spider.renderer else None,
         )
         try:
-            async with asyncio.timeout(max(0.0, deadline - spider._clock.monotonic())):
-                if options.sitemap and spider._sitemaps is not None:
+            async with asyncio.timeout(max(0.0, deadline - spider.clock.monotonic())):
+                if options.sitemap and spider.sitemaps is not None:
                     await self._seed_from_sitemaps(seed, frontier, memory)
                 await run_slots(memory, pipeline.process, options.concurrency)
         except TimeoutError:
@@ -294,7 +285,7 @@ class CrawlRun(contextlib.AbstractAsyncContextManager["CrawlRun"]):
     async def _check_seed_robots(self, seed: str, memory: MemoryFrontier) -> None:
         if not self._options.respect_robots:
             return
-        robots, key = self._spider._robots, origin(seed)
+        robots, key = self._spider.robots, origin(seed)
         if await robots.cached(seed) is None:
             # Fetching robots.txt is a request to the origin: spaced, one at a time.
             async with memory.origins.lock(key):
@@ -314,15 +305,15 @@ class CrawlRun(contextlib.AbstractAsyncContextManager["CrawlRun"]):
     ) -> None:
         """Offer the sitemaps' URLs at depth 1 (scope, caps and robots still apply)."""
         spider = self._spider
-        assert spider._sitemaps is not None
+        assert spider.sitemaps is not None
 
         async def wait_turn(key: str) -> bool:
             return key not in memory.throttles and await memory.wait_turn(key)
 
         found = await read_sitemaps(
             seed,
-            loader=spider._sitemaps,
-            robots=spider._robots if self._options.respect_robots else None,
+            loader=spider.sitemaps,
+            robots=spider.robots if self._options.respect_robots else None,
             wait_turn=wait_turn,
             warn=self.warn,
         )
@@ -371,7 +362,7 @@ class _SubRequests:
 
     async def fetch(self, url: str) -> Snapshot:
         spider = self._spider
-        if not await spider._robots.is_allowed(url):
+        if not await spider.robots.is_allowed(url):
             raise RobotsDeniedError(url, "page resource disallowed by robots.txt")
         key = origin(url)
         lock = self._locks.setdefault(key, asyncio.Lock())
@@ -379,17 +370,17 @@ class _SubRequests:
             if not await self._memory.wait_turn(key):
                 raise FetchTimeoutError(url, "no time left before the crawl deadline")
             try:
-                return await spider._fetcher.fetch(
+                return await spider.fetcher.fetch(
                     url,
-                    max_bytes=spider._limits.max_page_bytes,
-                    timeout=spider._limits.page_timeout_seconds,
+                    max_bytes=spider.limits.max_page_bytes,
+                    timeout=spider.limits.page_timeout_seconds,
                     check_hop=self._check_hop,
                 )
             finally:
                 self._memory.record_request(key)
 
     async def _check_hop(self, url: str) -> None:
-        if not await self._spider._robots.is_allowed(url):
+        if not await self._spider.robots.is_allowed(url):
             raise RobotsDeniedError(url, "redirect target disallowed by robots.txt")
 
 

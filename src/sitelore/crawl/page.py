@@ -265,10 +265,13 @@ class PagePipeline:
                     await lease.hold_off(0.0, throttle)
                 if lease.remaining() <= 0:
                     return PageResult(step=Step.STOP)  # cut by the deadline: unfetched
-                failed = self._fetch_failed(item, exc, spacing)
-                if failed.step is Step.RETRY:
-                    await lease.hold_off(failed.backoff, None)
-                return failed
+                retryable = isinstance(exc, NetworkError | FetchTimeoutError)
+                if not retryable or not self._may_retry(item):
+                    return self._done(item, None, exc)
+                log.info("retry later %s: %s", item.url, exc)
+                backoff = self._backoff(item, None, spacing)
+                await lease.hold_off(backoff, None)
+                return PageResult(step=Step.RETRY, backoff=backoff)
             if throttle is not None:
                 await lease.hold_off(0.0, throttle)
             held = await self._hold_off(lease, snapshot, spacing)
@@ -299,12 +302,6 @@ class PagePipeline:
         outcome = PageOutcome(url=item.via or item.url, depth=item.depth, final_url=target)
         return PageResult(step=Step.HOP, hop=target, outcome=outcome)
 
-    def _fetch_failed(self, item: CrawlItem, exc: SiteloreError, spacing: float) -> PageResult:
-        if isinstance(exc, NetworkError | FetchTimeoutError) and self._may_retry(item):
-            log.info("retry later %s: %s", item.url, exc)
-            return PageResult(step=Step.RETRY, backoff=self._backoff(item, None, spacing))
-        return self._done(item, None, exc)
-
     def _may_retry(self, item: CrawlItem) -> bool:
         return item.attempt + 1 < self.max_attempts
 
@@ -315,14 +312,6 @@ class PagePipeline:
         base = max(_MIN_BACKOFF_SECONDS, spacing)
         return float(min(MAX_BACKOFF_SECONDS, base * 2**item.attempt))
 
-    def _retry_after(self, snapshot: Snapshot, remaining: float) -> tuple[float | None, str | None]:
-        """The wait a 429/503 asks for, and the throttle when the crawl cannot give it."""
-        if snapshot.status not in _RETRY_AFTER_STATUSES:
-            return None, None
-        asked = parse_retry_after(snapshot.headers.get("retry-after"), self.clock.now())
-        refusal = retry_after_refusal(asked, left=remaining, cap=MAX_BACKOFF_SECONDS)
-        return asked, refusal
-
     # --- a final response ---------------------------------------------------------------
 
     async def _hold_off(self, lease: Lease, snapshot: Snapshot, spacing: float) -> PageResult:
@@ -332,7 +321,11 @@ class PagePipeline:
         A wait the crawl cannot make throttles the origin: the page is not retried.
         """
         item = lease.item
-        asked, throttle = self._retry_after(snapshot, lease.remaining())
+        asked: float | None = None  # the wait a 429/503 asks for...
+        throttle: str | None = None  # ... and the throttle when the crawl cannot give it
+        if snapshot.status in _RETRY_AFTER_STATUSES:
+            asked = parse_retry_after(snapshot.headers.get("retry-after"), self.clock.now())
+            throttle = retry_after_refusal(asked, left=lease.remaining(), cap=MAX_BACKOFF_SECONDS)
         retry = snapshot.status in _RETRY_STATUSES and throttle is None and self._may_retry(item)
         backoff = self._backoff(item, asked, spacing) if retry else max(0.0, asked or 0.0)
         if throttle is not None:
