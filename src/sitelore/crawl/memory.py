@@ -16,6 +16,7 @@ and offered links keep BFS order whatever each conversion takes.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import math
 from typing import Protocol
 
@@ -88,34 +89,25 @@ class Reporter(Protocol):
         ...
 
 
+@dataclasses.dataclass(eq=False)
 class MemoryFrontier:
     """The Frontier port over one crawl's BFS frontier and the process's origins."""
 
-    def __init__(
-        self,
-        frontier: Frontier,
-        origins: Origins,
-        reporter: Reporter,
-        *,
-        clock: Clock,
-        delay: float,
-        deadline: float,
-        paced: bool = True,
-    ) -> None:
-        self.frontier = frontier
-        self.origins = origins
-        self._reporter = reporter
-        self._clock = clock
-        self._delay = delay
-        self._deadline = deadline
-        self._paced = paced
-        self._wakeup = asyncio.Event()
-        #: True once the deadline stopped the crawl.
-        self.stopped = False
-        # Per origin: set once the page fetched last has reported its outcome.
-        self._reported: dict[str, asyncio.Event] = {}
-        #: Origins this crawl makes no more requests to, and why.
-        self.throttles: dict[str, str] = {}
+    frontier: Frontier
+    origins: Origins
+    reporter: Reporter
+    _: dataclasses.KW_ONLY
+    clock: Clock
+    delay: float
+    deadline: float
+    paced: bool = True
+    #: True once the deadline stopped the crawl.
+    stopped: bool = dataclasses.field(default=False, init=False)
+    #: Origins this crawl makes no more requests to, and why.
+    throttles: dict[str, str] = dataclasses.field(default_factory=dict, init=False)
+    _wakeup: asyncio.Event = dataclasses.field(default_factory=asyncio.Event, init=False)
+    # Per origin: set once the page fetched last has reported its outcome.
+    _reported: dict[str, asyncio.Event] = dataclasses.field(default_factory=dict, init=False)
 
     async def lease(self) -> MemoryLease | None:
         """The next URL in BFS order (waiting for shallower pages); None when done."""
@@ -144,15 +136,15 @@ class MemoryFrontier:
     async def wait_turn(self, key: str) -> bool:
         """Wait for ``key``'s next slot and book it; False when the deadline forbids it."""
         return await self.origins.wait_turn(
-            key, self._clock, delay=self._delay, deadline=self._deadline, paced=self._paced
+            key, self.clock, delay=self.delay, deadline=self.deadline, paced=self.paced
         )
 
     def record_request(self, key: str) -> None:
         """A request to ``key`` starts or ends now: spacing counts from here."""
-        self.origins.politeness.record_request(key, self._clock.monotonic(), delay=self._delay)
+        self.origins.politeness.record_request(key, self.clock.monotonic(), delay=self.delay)
 
     def _apply(self, lease: MemoryLease, result: PageResult) -> None:
-        frontier, reporter, item = self.frontier, self._reporter, lease.item
+        frontier, reporter, item = self.frontier, self.reporter, lease.item
         self._origin_state(lease.origin, result)
         step = result.step
         if step is Step.DONE:
@@ -188,7 +180,7 @@ class MemoryFrontier:
             if result.step is Step.REQUEUE:  # robots.txt was just read: space from it
                 self.record_request(key)
         if result.warning is not None:
-            self._reporter.warn(result.warning)
+            self.reporter.warn(result.warning)
         if result.throttle is not None:
             self.hold_off(key, 0.0, result.throttle)
 
@@ -197,9 +189,9 @@ class MemoryFrontier:
         if throttle is not None:
             if key not in self.throttles:
                 self.throttles[key] = throttle
-                self._reporter.warn(f"throttled {key}: {throttle}; its other URLs skipped")
+                self.reporter.warn(f"throttled {key}: {throttle}; its other URLs skipped")
         elif seconds > 0:
-            now = self._clock.monotonic()
+            now = self.clock.monotonic()
             self.origins.politeness.push_back(key, now, seconds)
 
 
@@ -217,7 +209,7 @@ class MemoryLease:
     def remaining(self) -> float:
         """Seconds left before the crawl's deadline."""
         memory = self._memory
-        return memory._deadline - memory._clock.monotonic()
+        return memory.deadline - memory.clock.monotonic()
 
     async def throttled(self) -> str | None:
         """Why the origin takes no more requests, or None."""

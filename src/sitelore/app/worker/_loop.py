@@ -76,30 +76,24 @@ class CrawlTally:
     reason: str | None = None
 
 
+@dataclasses.dataclass(kw_only=True, eq=False)
 class Worker:
     """A scale-out worker; ``await worker.run()`` until the work is done or ``stop()``."""
 
-    def __init__(
-        self,
-        *,
-        frontier: RedisFrontier,
-        store: Store,
-        fetch_path: FetchPath,
-        config: WorkerConfig,
-        clock: Clock,
-        converter: Converter,
-    ) -> None:
-        self.frontier = frontier
-        self.store = store
-        self.fetch_path = fetch_path
-        self.config = config
-        self.clock = clock
-        self.slots = asyncio.Semaphore(max(1, config.slots))
-        self.tallies: dict[str, CrawlTally] = {}
-        self._stopping = asyncio.Event()
-        # Worker processes convert pages (bootstrap passes the pool), so a big page never
-        # holds up the event loop and its heartbeats.
-        self.converter = converter
+    frontier: RedisFrontier
+    store: Store
+    fetch_path: FetchPath
+    config: WorkerConfig
+    clock: Clock
+    #: Worker processes convert pages (bootstrap passes the pool), so a big page never
+    #: holds up the event loop and its heartbeats.
+    converter: Converter
+    tallies: dict[str, CrawlTally] = dataclasses.field(default_factory=dict, init=False)
+    slots: asyncio.Semaphore = dataclasses.field(init=False)
+    _stopping: asyncio.Event = dataclasses.field(default_factory=asyncio.Event, init=False)
+
+    def __post_init__(self) -> None:
+        self.slots = asyncio.Semaphore(max(1, self.config.slots))
 
     @property
     def stopping(self) -> bool:
