@@ -108,6 +108,7 @@ class CaptureSnapshots:
             await writer.aclose()
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
 class ReplayFetcher:
     """``ports.Fetcher`` that serves responses from an archive only; it has no network.
 
@@ -115,19 +116,11 @@ class ReplayFetcher:
     exactly where the live one was.
     """
 
-    def __init__(
-        self,
-        index: CaptureIndex,
-        seed_id: str,
-        *,
-        policy: AddressPolicy,
-        limits: Limits,
-    ) -> None:
-        self._index = index
-        self._directory = index.directory
-        self._seed_id = seed_id
-        self._policy = policy
-        self._limits = limits
+    index: CaptureIndex
+    seed_id: str
+    _: dataclasses.KW_ONLY
+    policy: AddressPolicy
+    limits: Limits
 
     async def fetch(self, url: str, **options: Unpack[FetchOptions]) -> Snapshot:
         """Replay the fetch of ``url`` as captured: every hop from the archive.
@@ -138,10 +131,10 @@ class ReplayFetcher:
             InvalidURLError, BlockedURLError, TooManyRedirectsError,
             ResponseTooLargeError: as the live fetch would have.
         """
-        target = check_url(url, policy=self._policy)
-        pid = page_id(self._seed_id, url)
+        target = check_url(url, policy=self.policy)
+        pid = page_id(self.seed_id, url)
         max_bytes, check_hop = options.get("max_bytes"), options.get("check_hop")
-        cap = self._limits.max_page_bytes if max_bytes is None else max_bytes
+        cap = self.limits.max_page_bytes if max_bytes is None else max_bytes
         chain: list[str] = []
         seen = {target.url}
         while True:
@@ -170,8 +163,8 @@ class ReplayFetcher:
                 location,
                 seen=seen,
                 hops=len(chain),
-                max_redirects=self._limits.max_redirects,
-                policy=self._policy,
+                max_redirects=self.limits.max_redirects,
+                policy=self.policy,
             )
             if check_hop is not None:
                 await check_hop(target.url)
@@ -179,18 +172,18 @@ class ReplayFetcher:
     async def _response(
         self, pid: str, url: str, hop_url: str, hop: int
     ) -> tuple[ParsedResponse, CaptureRef]:
-        entry = self._index.lookup(pid, hop_url)
+        entry = self.index.lookup(pid, hop_url)
         if entry is None and hop > 0:
             # Crawls fetch a redirect target as its own page: its own capture answers.
-            entry = self._index.latest(hop_url)
+            entry = self.index.latest(hop_url)
         if entry is None:
             what = "no captured response" if hop == 0 else f"no captured response for {hop_url}"
-            raise NoSnapshotError(url, f"{what} in {self._directory}")
+            raise NoSnapshotError(url, f"{what} in {self.index.directory}")
         try:
-            parsed = await asyncio.to_thread(read_entry, self._directory, entry)
+            parsed = await asyncio.to_thread(read_entry, self.index.directory, entry)
         except ArchiveError as exc:
             raise NoSnapshotError(url, f"captured response unreadable: {exc}") from exc
-        return parsed, entry.ref(self._directory)
+        return parsed, entry.ref(self.index.directory)
 
 
 class ReplaySnapshots:
