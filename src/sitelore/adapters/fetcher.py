@@ -338,33 +338,18 @@ class HttpFetcher:
                     address=response.address,
                 )
             chain.append(target.url if chain else url)
-            target = await self._next_hop(target, response.location, seen, len(chain), check_hop)
+            target = await follow_redirect(
+                target.url,
+                response.location,
+                seen=seen,
+                hops=len(chain),
+                max_redirects=self._limits.max_redirects,
+                policy=self._policy,
+                check_hop=check_hop,
+            )
             sent = {k: v for k, v in sent.items() if k.lower() not in _CONDITIONAL_HEADERS}
             if target.origin != first_origin:
                 sent = {k: v for k, v in sent.items() if k.lower() not in _CREDENTIAL_HEADERS}
-
-    # ------------------------------------------------------------ redirects
-
-    async def _next_hop(
-        self,
-        current: Target,
-        location: str,
-        seen: set[str],
-        hops: int,
-        check_hop: HopCheck | None,
-    ) -> Target:
-        target = follow_redirect(
-            current.url,
-            location,
-            seen=seen,
-            hops=hops,
-            max_redirects=self._limits.max_redirects,
-            policy=self._policy,
-        )
-        if check_hop is not None:
-            await check_hop(target.url)
-        logger.debug("redirect %s -> %s", current.url, target.url)
-        return target
 
     # ------------------------------------------------------------ retries
 
@@ -483,7 +468,7 @@ class HttpFetcher:
 # ---------------------------------------------------------------- redirects (shared)
 
 
-def follow_redirect(
+async def follow_redirect(
     current: str,
     location: str,
     *,
@@ -491,12 +476,13 @@ def follow_redirect(
     hops: int,
     max_redirects: int,
     policy: AddressPolicy,
+    check_hop: HopCheck | None,
 ) -> Target:
     """The checked target of redirect hop number ``hops`` from ``current`` to ``location``.
 
     The one rule for live and replayed fetches: at most ``max_redirects`` hops, http(s)
     only, each target passed by the address guard, no loop back to a URL in ``seen``
-    (the target is added to it).
+    (the target is added to it), then the caller's ``check_hop``.
     """
     if hops > max_redirects:
         raise TooManyRedirectsError(current, f"more than {max_redirects} redirects")
@@ -511,6 +497,9 @@ def follow_redirect(
     if target.url in seen:
         raise TooManyRedirectsError(current, f"redirect loop back to {target.url}")
     seen.add(target.url)
+    if check_hop is not None:
+        await check_hop(target.url)
+    logger.debug("redirect %s -> %s", current, target.url)
     return target
 
 

@@ -133,7 +133,7 @@ class ReplayFetcher:
         """
         target = check_url(url, policy=self.policy)
         pid = page_id(self.seed_id, url)
-        max_bytes, check_hop = options.get("max_bytes"), options.get("check_hop")
+        max_bytes = options.get("max_bytes")
         cap = self.limits.max_page_bytes if max_bytes is None else max_bytes
         chain: list[str] = []
         seen = {target.url}
@@ -158,16 +158,15 @@ class ReplayFetcher:
                     capture=ref,
                 )
             chain.append(target.url if chain else url)
-            target = follow_redirect(
+            target = await follow_redirect(
                 target.url,
                 location,
                 seen=seen,
                 hops=len(chain),
                 max_redirects=self.limits.max_redirects,
                 policy=self.policy,
+                check_hop=options.get("check_hop"),
             )
-            if check_hop is not None:
-                await check_hop(target.url)
 
     async def _response(
         self, pid: str, url: str, hop_url: str, hop: int
