@@ -26,7 +26,7 @@ from sitelore.core.convert import to_document
 from sitelore.core.document_wire import DocumentOut
 from sitelore.core.errors import ArchiveError, ConversionError, FetchError
 from sitelore.core.linkstyle import LinkStyle
-from sitelore.core.models import CaptureRef, Document, FetchMeta, StoredDocument
+from sitelore.core.models import Document, FetchMeta
 from sitelore.core.ports import CaptureLinks, CaptureReader, Store
 
 __all__ = ["Convert", "ReconvertReport", "export_jsonl", "reconvert"]
@@ -63,12 +63,6 @@ class ReconvertReport:
         return {to_camel(name): value for name, value in dataclasses.asdict(self).items()}
 
 
-async def _stored_links(store: Store, url: str, fallback: tuple[str, ...]) -> tuple[str, ...]:
-    """The links the crawl stored for ``url`` (kept as they were), when the store has them."""
-    known = await store.known_page(url)
-    return known.links if known is not None and known.links is not None else fallback
-
-
 async def reconvert(
     store: Store, reader: CaptureReader, *, convert: Convert | None = None
 ) -> ReconvertReport:
@@ -85,51 +79,41 @@ async def reconvert(
         stored = await store.get(document_id)
         if stored is None:  # deleted meanwhile
             continue
-        await _reconvert_one(store, reader, rebuild, stored, ref, report)
+        try:
+            snapshot = await reader.read(ref)
+        except ArchiveError as exc:
+            report.unreadable += 1
+            report.problems.append(f"{stored.url}: {exc}")
+            continue
+        try:
+            document = rebuild(snapshot.body, snapshot.content_type, stored.url, snapshot.charset)
+        except (ConversionError, FetchError) as exc:
+            report.failed += 1
+            report.problems.append(f"{stored.url}: {exc}")
+            continue
+        if document.noindex:
+            report.not_indexed += 1
+            report.problems.append(f"{stored.url}: the converter now says noindex; left as it was")
+            continue
+        known = await store.known_page(stored.url)  # the links as the crawl stored them
+        links = known.links if known is not None and known.links is not None else document.links
+        meta = FetchMeta(
+            status=stored.status,
+            content_type=stored.content_type,
+            fetched_at=stored.fetched_at,
+            etag=stored.etag,
+            last_modified=stored.last_modified,
+        )
+        document = dataclasses.replace(document, url=stored.url, links=links)
+        result = await store.upsert(document, meta)
+        report.reconverted += 1
+        if result.changed:
+            report.changed += 1
+            report.changed_ids.append(result.id)
+            log.info("reconverted %s: changed", stored.url)
+        else:
+            report.unchanged += 1
     return report
-
-
-async def _reconvert_one(
-    store: Store,
-    reader: CaptureReader,
-    rebuild: Convert,
-    stored: StoredDocument,
-    ref: CaptureRef,
-    report: ReconvertReport,
-) -> None:
-    try:
-        snapshot = await reader.read(ref)
-    except ArchiveError as exc:
-        report.unreadable += 1
-        report.problems.append(f"{stored.url}: {exc}")
-        return
-    try:
-        document = rebuild(snapshot.body, snapshot.content_type, stored.url, snapshot.charset)
-    except (ConversionError, FetchError) as exc:
-        report.failed += 1
-        report.problems.append(f"{stored.url}: {exc}")
-        return
-    if document.noindex:
-        report.not_indexed += 1
-        report.problems.append(f"{stored.url}: the converter now says noindex; left as it was")
-        return
-    links = await _stored_links(store, stored.url, document.links)
-    document = dataclasses.replace(document, url=stored.url, links=links)
-    meta = FetchMeta(
-        status=stored.status,
-        content_type=stored.content_type,
-        fetched_at=stored.fetched_at,
-        etag=stored.etag,
-        last_modified=stored.last_modified,
-    )
-    result = await store.upsert(document, meta)
-    report.reconverted += 1
-    if result.changed:
-        report.changed += 1
-        report.changed_ids.append(result.id)
-        log.info("reconverted %s: changed", stored.url)
-    else:
-        report.unchanged += 1
 
 
 async def export_jsonl(store: Store, out: TextIO, *, style: LinkStyle = "inline") -> int:
