@@ -139,11 +139,21 @@ async def enqueue_crawl(
         memo = RobotsMemo(clock.monotonic)
         memo.put(origin, rules)
         policy = create_robots_policy(loader, memo)
-    found: list[FrontierItem] = []
+    found: list[FrontierItem] = []  # the sitemaps' URLs, as depth-1 queue items
     stats: dict[str, int] = {}
     warnings: list[str] = []
     if applied.sitemap:
-        found, stats, warnings = await _sitemap_items(url, applied, fetcher, policy, clock, limits)
+        listed = await read_sitemaps(
+            url,
+            loader=make_sitemap_loader(fetcher, max_bytes=limits.max_page_bytes),
+            robots=policy,
+            wait_turn=functools.partial(Origins().wait_turn, clock=clock, delay=applied.delay),
+            warn=warnings.append,
+        )
+        found = LinkFilter(applied, Scope.from_options(url, applied)).items(listed.urls, 1, stats)
+        if listed.urls:
+            stats[Stat.SITEMAP_URLS] = len(listed.urls)
+        warnings += sitemap_warnings(listed)
     hb_ms = max(100, round(request.timings.heartbeat_timeout * 1000))
     meta = CrawlMeta(
         seed=url,
@@ -184,28 +194,3 @@ async def enqueue_crawl(
         sitemap_urls=len(found),
         warnings=tuple(warnings),
     )
-
-
-async def _sitemap_items(
-    seed: str,
-    options: CrawlOptions,
-    fetcher: Fetcher,
-    robots: RobotsPolicy | None,
-    clock: Clock,
-    limits: Limits,
-) -> tuple[list[FrontierItem], dict[str, int], list[str]]:
-    """The seed's sitemap URLs as depth-1 queue items, the skips counted, the warnings."""
-    warnings: list[str] = []
-    found = await read_sitemaps(
-        seed,
-        loader=make_sitemap_loader(fetcher, max_bytes=limits.max_page_bytes),
-        robots=robots,
-        wait_turn=functools.partial(Origins().wait_turn, clock=clock, delay=options.delay),
-        warn=warnings.append,
-    )
-    stats: dict[str, int] = {}
-    links = LinkFilter(options, Scope.from_options(seed, options))
-    items = links.items(found.urls, 1, stats)
-    if found.urls:
-        stats[Stat.SITEMAP_URLS] = len(found.urls)
-    return items, stats, warnings + sitemap_warnings(found)
