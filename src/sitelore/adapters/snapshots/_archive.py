@@ -43,7 +43,6 @@ __all__ = [
     "WARC_SUFFIX",
     "CaptureWriter",
     "WarcReader",
-    "read_entry",
     "read_raw",
     "rebuild_index",
 ]
@@ -185,16 +184,6 @@ def read_raw(path: Path, offset: int, length: int) -> bytes:
     return data
 
 
-def read_entry(directory: Path, entry: IndexEntry) -> ParsedResponse:
-    """The response an index entry points at, checked against the entry's digest."""
-    path = directory / entry.warc_file
-    where = f"{path}@{entry.offset}"
-    parsed = parse_response(read_raw(path, entry.offset, entry.length), where=where)
-    if parsed.digest != entry.digest:
-        raise ArchiveError(f"{where}: the record is not the one the index names")
-    return parsed
-
-
 class WarcReader:
     """``ports.CaptureReader`` on WARC files: the response a :class:`CaptureRef` names.
 
@@ -217,7 +206,7 @@ class WarcReader:
         data = await asyncio.to_thread(read_raw, path, ref.offset, ref.length)
         parsed = await asyncio.to_thread(parse_response, data, where=where)
         if parsed.digest != ref.digest or parsed.record_id != ref.record_id:
-            raise ArchiveError(f"{where}: not the record the document links to")
+            raise ArchiveError(f"{where}: not the record named (its digest or id differs)")
         return data, parsed
 
     async def raw(self, ref: CaptureRef) -> bytes:

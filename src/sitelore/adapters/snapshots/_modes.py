@@ -14,7 +14,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import dataclasses
 from collections.abc import AsyncIterator, Mapping
@@ -23,12 +22,11 @@ from typing import Unpack
 
 from sitelore.adapters.clock import SystemClock
 from sitelore.adapters.fetcher import FetchOptions, follow_redirect, redirect_location
-from sitelore.adapters.snapshots._archive import CaptureWriter, read_entry
+from sitelore.adapters.snapshots._archive import CaptureWriter, WarcReader
 from sitelore.adapters.snapshots._index import CaptureIndex
-from sitelore.adapters.snapshots._records import ParsedResponse
 from sitelore.core.errors import ArchiveError, NoSnapshotError, ResponseTooLargeError
 from sitelore.core.guard import AddressPolicy, check_url
-from sitelore.core.models import CaptureRef, Snapshot, SnapshotMode, page_id
+from sitelore.core.models import Snapshot, SnapshotMode, page_id
 from sitelore.core.options import Limits
 from sitelore.core.ports import Clock, Fetcher, LiveFetcher
 
@@ -138,24 +136,19 @@ class ReplayFetcher:
         chain: list[str] = []
         seen = {target.url}
         while True:
-            parsed, ref = await self._response(pid, url, target.url, len(chain))
-            location = redirect_location(parsed.status, parsed.headers)
+            captured = await self._response(pid, url, target.url, len(chain))
+            location = redirect_location(captured.status, captured.headers)
             if location is None:
-                if len(parsed.body) > cap and not options.get("truncate", False):
+                if len(captured.body) > cap and not options.get("truncate", False):
                     raise ResponseTooLargeError(
                         target.url, f"captured body is over the {cap}-byte cap"
                     )
-                return Snapshot(
+                return dataclasses.replace(
+                    captured,
                     url=url,
                     final_url=target.url,
-                    status=parsed.status,
-                    headers=parsed.headers,
-                    body=parsed.body[:cap],
-                    fetched_at=parsed.date,
-                    elapsed_ms=0.0,
+                    body=captured.body[:cap],
                     redirects=tuple(chain),
-                    address=parsed.address,
-                    capture=ref,
                 )
             chain.append(target.url if chain else url)
             target = await follow_redirect(
@@ -168,9 +161,7 @@ class ReplayFetcher:
                 check_hop=options.get("check_hop"),
             )
 
-    async def _response(
-        self, pid: str, url: str, hop_url: str, hop: int
-    ) -> tuple[ParsedResponse, CaptureRef]:
+    async def _response(self, pid: str, url: str, hop_url: str, hop: int) -> Snapshot:
         entry = self.index.lookup(pid, hop_url)
         if entry is None and hop > 0:
             # Crawls fetch a redirect target as its own page: its own capture answers.
@@ -179,10 +170,9 @@ class ReplayFetcher:
             what = "no captured response" if hop == 0 else f"no captured response for {hop_url}"
             raise NoSnapshotError(url, f"{what} in {self.index.directory}")
         try:
-            parsed = await asyncio.to_thread(read_entry, self.index.directory, entry)
+            return await WarcReader().read(entry.ref(self.index.directory))
         except ArchiveError as exc:
             raise NoSnapshotError(url, f"captured response unreadable: {exc}") from exc
-        return parsed, entry.ref(self.index.directory)
 
 
 class ReplaySnapshots:
