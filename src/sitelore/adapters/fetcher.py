@@ -40,7 +40,6 @@ import asyncio
 import contextlib
 import contextvars
 import dataclasses
-import enum
 import logging
 import random
 import socket
@@ -48,7 +47,7 @@ import urllib.parse
 import zlib
 from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime
-from typing import NamedTuple, Self, TypedDict
+from typing import Literal, NamedTuple, Self, TypedDict
 
 import aiohttp
 from aiohttp.abc import AbstractResolver, ResolveResult
@@ -204,12 +203,6 @@ class _Response:
     request_headers: Headers = dataclasses.field(default_factory=Headers)
 
 
-class _State(enum.Enum):
-    UNOPENED = "unopened"
-    OPENED = "opened"
-    CLOSED = "closed"
-
-
 class HttpFetcher:
     """``ports.Fetcher`` on one aiohttp session: guarded, capped, timed, retried.
 
@@ -259,14 +252,14 @@ class HttpFetcher:
         )
         self._observer = observer
         self._session: aiohttp.ClientSession | None = None
-        self._state = _State.UNOPENED
+        self._state: Literal["unopened", "opened", "closed"] = "unopened"
 
     def __repr__(self) -> str:
-        return f"HttpFetcher(state={self._state.value}, policy={self._policy!r})"
+        return f"HttpFetcher(state={self._state}, policy={self._policy!r})"
 
     async def __aenter__(self) -> Self:
-        if self._state is not _State.UNOPENED:
-            raise RuntimeError(f"HttpFetcher cannot be opened when {self._state.value}")
+        if self._state != "unopened":
+            raise RuntimeError(f"HttpFetcher cannot be opened when {self._state}")
         connector = aiohttp.TCPConnector(
             resolver=_GuardedResolver(self._resolver, self._policy, self._overrides),
             use_dns_cache=False,
@@ -278,7 +271,7 @@ class HttpFetcher:
             cookie_jar=aiohttp.DummyCookieJar(),
             timeout=self._timeout,
         )
-        self._state = _State.OPENED
+        self._state = "opened"
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
@@ -287,7 +280,7 @@ class HttpFetcher:
     async def aclose(self) -> None:
         """Close the session this fetcher created; later fetches raise RuntimeError."""
         session, self._session = self._session, None
-        self._state = _State.CLOSED
+        self._state = "closed"
         if session is not None:
             await session.close()
 
@@ -460,7 +453,7 @@ class HttpFetcher:
 
     def _open_session(self) -> aiohttp.ClientSession:
         if self._session is None:
-            state = "closed" if self._state is _State.CLOSED else "not opened (use async with)"
+            state = "closed" if self._state == "closed" else "not opened (use async with)"
             raise RuntimeError(f"HttpFetcher is {state}")
         return self._session
 
