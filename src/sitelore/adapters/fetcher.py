@@ -366,7 +366,8 @@ class HttpFetcher:
                     raise
                 why = exc.message
             else:
-                await self._observe(hop, target, response, started_at)
+                if self._observer is not None:  # capture: every exchange, retries included
+                    await self._observer(_exchange_of(hop, target, response, started_at))
                 asked = self._status_wait(response, attempt)
                 if asked is None or not self._may_wait(attempt, asked, budget_end):
                     return response
@@ -374,31 +375,6 @@ class HttpFetcher:
             logger.info("retrying %s in %.2fs after %s", target.url, wait, why)
             await self._clock.sleep(wait)
             attempt += 1
-
-    async def _observe(
-        self, hop: tuple[str, int], target: Target, response: _Response, started_at: datetime
-    ) -> None:
-        """Report one completed exchange to the observer (capture), if there is one."""
-        if self._observer is None:
-            return
-        fetch_url, number = hop
-        await self._observer(
-            Exchange(
-                fetch_url=fetch_url,
-                hop=number,
-                url=target.url,
-                method="GET",
-                request_headers=response.request_headers,
-                status=response.status,
-                reason=response.reason,
-                http_version=response.version,
-                headers=response.headers,
-                body=response.body,
-                body_read=response.location is None,
-                address=response.address,
-                started_at=started_at,
-            )
-        )
 
     def _status_wait(self, response: _Response, attempt: int) -> float | None:
         """Seconds to wait before retrying this response, or None to return it."""
@@ -505,6 +481,28 @@ def redirect_location(status: int, headers: Headers) -> str | None:
 
 
 # ---------------------------------------------------------------- responses
+
+
+def _exchange_of(
+    hop: tuple[str, int], target: Target, response: _Response, started_at: datetime
+) -> Exchange:
+    """One completed exchange as the observer (capture) is told it."""
+    fetch_url, number = hop
+    return Exchange(
+        fetch_url=fetch_url,
+        hop=number,
+        url=target.url,
+        method="GET",
+        request_headers=response.request_headers,
+        status=response.status,
+        reason=response.reason,
+        http_version=response.version,
+        headers=response.headers,
+        body=response.body,
+        body_read=response.location is None,
+        address=response.address,
+        started_at=started_at,
+    )
 
 
 async def _read_response(
