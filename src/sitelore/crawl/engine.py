@@ -56,7 +56,7 @@ from sitelore.crawl.loop import run_slots
 from sitelore.crawl.memory import MemoryFrontier, Origins
 from sitelore.crawl.page import PagePipeline
 from sitelore.crawl.revisit import Revisit
-from sitelore.crawl.seeding import check_seed_rules, read_sitemaps, sitemap_warnings
+from sitelore.crawl.seeding import check_seed_rules, read_sitemaps
 
 __all__ = ["CrawlRun", "Spider", "UrlCheck"]
 
@@ -310,17 +310,16 @@ class CrawlRun(contextlib.AbstractAsyncContextManager["CrawlRun"]):
         async def wait_turn(key: str) -> bool:
             return key not in memory.throttles and await memory.wait_turn(key)
 
-        found = await read_sitemaps(
+        urls, warnings = await read_sitemaps(
             seed,
             loader=spider.sitemaps,
             robots=spider.robots if self._options.respect_robots else None,
             wait_turn=wait_turn,
-            warn=self.warn,
         )
-        for url in found.urls:
+        for url in urls:
             frontier.offer(url, 1)
-        self.summary.sitemap_urls = len(found.urls)
-        self.summary.warnings.extend(sitemap_warnings(found))
+        self.summary.sitemap_urls = len(urls)
+        self.summary.warnings.extend(warnings)
 
     # --- the memory frontier's reporter ---------------------------------------------------
 

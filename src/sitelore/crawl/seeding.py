@@ -18,10 +18,10 @@ from sitelore.core.robots import (
     robots_origin,
     unreachable_reason,
 )
-from sitelore.core.sitemaps import SitemapLoader, SitemapResult
+from sitelore.core.sitemaps import SitemapLoader
 from sitelore.core.urls import origin
 
-__all__ = ["check_seed_rules", "read_sitemaps", "sitemap_warnings"]
+__all__ = ["check_seed_rules", "read_sitemaps"]
 
 
 async def read_sitemaps(
@@ -30,9 +30,12 @@ async def read_sitemaps(
     loader: SitemapLoader,
     robots: RobotsPolicy | None,
     wait_turn: Callable[[str], Awaitable[bool]],
-    warn: Callable[[str], None],
-) -> SitemapResult:
-    """The page URLs of ``seed``'s sitemaps; ``robots`` None: robots.txt not respected."""
+) -> tuple[tuple[str, ...], list[str]]:
+    """The page URLs of ``seed``'s sitemaps, and the lines for the crawl's warnings.
+
+    ``robots`` None: robots.txt is not respected.
+    """
+    warnings: list[str] = []
     declared = (await robots.rules_for(seed)).sitemaps if robots is not None else ()
 
     async def before(url: str) -> bool:
@@ -41,19 +44,15 @@ async def read_sitemaps(
             if robots is not None and not await robots.is_allowed(url):
                 return False
         except SiteloreError as exc:  # a refused robots.txt: that file is skipped
-            warn(f"blocked {origin(url)}: {exc}")
+            warnings.append(f"blocked {origin(url)}: {exc}")
             return False
         return await wait_turn(origin(url))
 
-    return await loader(seed, declared, before)
-
-
-def sitemap_warnings(found: SitemapResult) -> list[str]:
-    """The lines a crawl's summary shows about its sitemaps."""
-    lines = [f"sitemap: {error}" for error in found.errors]
+    found = await loader(seed, declared, before)
+    warnings += [f"sitemap: {error}" for error in found.errors]
     if found.truncated:
-        lines.append("sitemap: URL cap reached; the rest were not read")
-    return lines
+        warnings.append("sitemap: URL cap reached; the rest were not read")
+    return found.urls, warnings
 
 
 def check_seed_rules(seed: str, rules: RobotsRules) -> None:

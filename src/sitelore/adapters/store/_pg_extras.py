@@ -138,8 +138,8 @@ async def link_capture(conn: _Conn, id_or_url: str, ref: CaptureRef | None) -> b
         return False
     if ref is None:
         await conn.execute(_DELETE_CAPTURE, (row["pk"],))
-        return True
-    await conn.execute(_UPSERT_CAPTURE, capture_params(row["pk"], ref))
+    else:
+        await conn.execute(_UPSERT_CAPTURE, capture_params(row["pk"], ref))
     return True
 
 

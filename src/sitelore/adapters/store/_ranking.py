@@ -144,7 +144,6 @@ def rank_pages(candidates: Iterable[Candidate], limit: int, *, query: str = "") 
 
     best: dict[str, Candidate] = {}
     scores: dict[str, float] = {}
-    totals: dict[str, float] = {}
     seconds: dict[str, float] = {}
     for found in candidates:
         score = weighted(found)
@@ -156,8 +155,7 @@ def rank_pages(candidates: Iterable[Candidate], limit: int, *, query: str = "") 
             scores[found.id] = score
         else:
             seconds[found.id] = min(seconds.get(found.id, 0.0), score)
-    for key in best:
-        totals[key] = scores[key] + _SECOND_WEIGHT * seconds.get(key, 0.0)
+    totals = {key: scores[key] + _SECOND_WEIGHT * seconds.get(key, 0.0) for key in best}
     order = sorted(best, key=lambda key: (totals[key], best[key].url))
     seen: set[str] = set()
     hits: list[SearchHit] = []

@@ -69,8 +69,8 @@ def link_capture(conn: sqlite3.Connection, id_or_url: str, ref: CaptureRef | Non
         return False
     if ref is None:
         conn.execute(_DELETE, (row["pk"],))
-        return True
-    conn.execute(_UPSERT, capture_params(row["pk"], ref))
+    else:
+        conn.execute(_UPSERT, capture_params(row["pk"], ref))
     return True
 
 

@@ -38,7 +38,7 @@ from sitelore.core.robots import (
 from sitelore.core.urls import Scope, normalize_url
 from sitelore.crawl.memory import Origins
 from sitelore.crawl.robots_loader import make_robots_loader
-from sitelore.crawl.seeding import check_seed_rules, read_sitemaps, sitemap_warnings
+from sitelore.crawl.seeding import check_seed_rules, read_sitemaps
 from sitelore.crawl.sitemap_loader import make_sitemap_loader
 
 __all__ = ["EnqueuedCrawl", "QueueRequest", "ScaleTimings", "enqueue_crawl", "new_crawl_id"]
@@ -143,17 +143,15 @@ async def enqueue_crawl(
     stats: dict[str, int] = {}
     warnings: list[str] = []
     if applied.sitemap:
-        listed = await read_sitemaps(
+        listed, warnings = await read_sitemaps(
             url,
             loader=make_sitemap_loader(fetcher, max_bytes=limits.max_page_bytes),
             robots=policy,
             wait_turn=functools.partial(Origins().wait_turn, clock=clock, delay=applied.delay),
-            warn=warnings.append,
         )
-        found = LinkFilter(applied, Scope.from_options(url, applied)).items(listed.urls, 1, stats)
-        if listed.urls:
-            stats[Stat.SITEMAP_URLS] = len(listed.urls)
-        warnings += sitemap_warnings(listed)
+        found = LinkFilter(applied, Scope.from_options(url, applied)).items(listed, 1, stats)
+        if listed:
+            stats[Stat.SITEMAP_URLS] = len(listed)
     hb_ms = max(100, round(request.timings.heartbeat_timeout * 1000))
     meta = CrawlMeta(
         seed=url,
