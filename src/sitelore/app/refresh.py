@@ -141,7 +141,8 @@ async def update_source(
     A refusal before the first page (``UsageError``) is recorded as a failed refresh,
     not raised; settings and store errors still raise.
     """
-    started = runtime.clock.now()
+    clock = runtime.clock
+    started = clock.now()
     try:
         async with runtime.open_crawl(spec.url, spec.crawl_options(), incremental=True) as run:
             async for outcome in run:
@@ -151,11 +152,7 @@ async def update_source(
     except UsageError as exc:
         return await _refused(runtime, name, spec, started, exc)
     report = ChangeReport.from_summary(
-        name,
-        summary,
-        started_at=started,
-        finished_at=runtime.clock.now(),
-        error=_refresh_error(summary),
+        name, summary, started_at=started, finished_at=clock.now(), error=_refresh_error(summary)
     )
     await runtime.store.record_change_report(report)
     return UpdateOutcome(report, summary)
@@ -165,12 +162,9 @@ async def _refused(
     runtime: Runtime, name: str, spec: SourceSpec, started: datetime, exc: UsageError
 ) -> UpdateOutcome:
     """Record a refresh refused before its first page as a failed one."""
+    end = runtime.clock.now()
     report = ChangeReport(
-        source=name,
-        seed=spec.url,
-        started_at=started,
-        finished_at=runtime.clock.now(),
-        error=str(exc),
+        source=name, seed=spec.url, started_at=started, finished_at=end, error=str(exc)
     )
     await runtime.store.record_change_report(report)
     return UpdateOutcome(report)
