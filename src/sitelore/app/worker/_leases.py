@@ -11,6 +11,7 @@ drops the ones any worker already queued.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 
 from sitelore.adapters.frontier_redis import (
@@ -123,28 +124,20 @@ def completion_of(
         delay_ms = max(delay_ms, min(result.crawl_delay_ms, MAX_CRAWL_DELAY_MS))
     elif result.step is Step.SKIP:
         delay_ms = -1  # no request, and robots.txt not read: the origin's delay stays
-    backoff_ms = round(result.backoff * 1000)
+    # No request (skip, requeue) has a backoff: every ack carries the same two timings.
+    ack = functools.partial(Completion, delay_ms=delay_ms, backoff_ms=round(result.backoff * 1000))
     step = result.step
     if step is Step.SKIP:
         assert result.skip is not None
-        return Completion(
-            outcome=Outcome.SKIP, delay_ms=delay_ms, stats={Stat.skipped(result.skip): 1}
-        )
+        return ack(outcome=Outcome.SKIP, stats={Stat.skipped(result.skip): 1})
     if step is Step.REQUEUE or step is Step.STOP:
-        return Completion(outcome=Outcome.REQUEUE, delay_ms=delay_ms)
+        return ack(outcome=Outcome.REQUEUE)
     if step is Step.RETRY:
-        return Completion(
-            outcome=Outcome.RETRY, delay_ms=delay_ms, backoff_ms=backoff_ms, stats={Stat.RETRIED: 1}
-        )
+        return ack(outcome=Outcome.RETRY, stats={Stat.RETRIED: 1})
     if step is Step.HOP:
         assert result.hop is not None
-        return Completion(
-            outcome=Outcome.DONE,
-            delay_ms=delay_ms,
-            backoff_ms=backoff_ms,
-            stats={Stat.FETCHED: 1, Stat.REDIRECTED: 1},
-            links=(links.hop(item, result.hop),),
-        )
+        hop = links.hop(item, result.hop)
+        return ack(outcome=Outcome.DONE, stats={Stat.FETCHED: 1, Stat.REDIRECTED: 1}, links=(hop,))
     outcome = result.outcome
     assert outcome is not None
     stats: dict[str, int] = {Stat.FETCHED: 1}
@@ -161,15 +154,7 @@ def completion_of(
     change = ""
     if record_change and outcome.change is not None:
         change = f"{outcome.change}\t{outcome.url}"
-    return Completion(
-        outcome=Outcome.DONE,
-        delay_ms=delay_ms,
-        backoff_ms=backoff_ms,
-        error=error,
-        change=change,
-        stats=stats,
-        links=found,
-    )
+    return ack(outcome=Outcome.DONE, error=error, change=change, stats=stats, links=found)
 
 
 def _count(stats: dict[str, int], name: str) -> None:
