@@ -292,19 +292,15 @@ class _Session:
         except TimeoutError:
             return PageResult(step=Step.STOP)
         except Exception as exc:  # a FrontierError while sharing robots, or a bug
-            log.exception("crawl %s: internal error on %s", self.crawl_id, lease.item.url)
-            return self._again(lease, exc)
-
-    def _again(self, lease: RedisLease, exc: Exception) -> PageResult:
-        """Retry a page that failed unexpectedly, or give it up on its last attempt."""
-        item = lease.item
-        if item.attempt + 1 < self.meta.max_attempts and not isinstance(exc, ConfigError):
-            return PageResult(step=Step.RETRY)
-        message = " ".join(str(exc).split()) or type(exc).__name__
-        error = PageError.from_exception(ConversionFailedError(item.url, f"internal: {message}"))
-        return PageResult(
-            step=Step.DONE, outcome=PageOutcome(url=item.url, depth=item.depth, error=error)
-        )
+            item = lease.item
+            log.exception("crawl %s: internal error on %s", self.crawl_id, item.url)
+            if item.attempt + 1 < self.meta.max_attempts and not isinstance(exc, ConfigError):
+                return PageResult(step=Step.RETRY)
+            message = " ".join(str(exc).split()) or type(exc).__name__  # its last attempt
+            failed = ConversionFailedError(item.url, f"internal: {message}")
+            error = PageError.from_exception(failed)
+            outcome = PageOutcome(url=item.url, depth=item.depth, error=error)
+            return PageResult(step=Step.DONE, outcome=outcome)
 
     async def _lease_when_due(self) -> Lease | Finished | None:
         """Lease the next due URL, sleeping as Redis hints; None when told to stop."""
