@@ -514,10 +514,9 @@ async def _read_response(
     sent = Headers.of((str(k), v) for k, v in resp.request_info.headers.items())
     reason = resp.reason or ""
     version = f"{resp.version.major}.{resp.version.minor}" if resp.version else "1.1"
-    if location is not None:  # the body is never read
-        return _Response(resp.status, headers, b"", address, location, reason, version, sent)
-    body = await _read_body(resp, headers, url, cap)
-    return _Response(resp.status, headers, body, address, None, reason, version, sent)
+    # A redirect's body is never read.
+    body = b"" if location is not None else await _read_body(resp, headers, url, cap)
+    return _Response(resp.status, headers, body, address, location, reason, version, sent)
 
 
 def _peer_address(resp: aiohttp.ClientResponse) -> str | None:

@@ -161,6 +161,8 @@ async def _section_snippets(
     conn: _Conn, hits: builtins.list[SearchHit], terms: builtins.list[tuple[str, ...]]
 ) -> builtins.list[SearchHit]:
     """Each hit with a snippet cut from its section's text (which ``snippet`` holds)."""
+    if not hits:
+        return []
     phrases = [list(term) for term in terms]
     words = sorted({word for term in terms for word in term})
     cur = await conn.execute(_STEMS, (words,))
@@ -424,10 +426,7 @@ class PostgresStore:
             return []
         async with self._connection("search") as conn:
             found, terms = await sections.search_sections(conn, query, limit)
-            hits = rank_pages(found, limit, query=query)
-            if not hits:
-                return []
-            return await _section_snippets(conn, hits, terms)
+            return await _section_snippets(conn, rank_pages(found, limit, query=query), terms)
 
     async def reindex(self) -> int:
         """Cut every document into sections again; how many documents were cut."""
@@ -468,8 +467,6 @@ class PostgresStore:
             lexical, terms = await sections.search_sections(conn, query, limit)
             near = await vectors.search_vectors(conn, model, vector, candidate_sizes(limit)[0])
             hits = rank_pages(fuse([lexical, near]), limit, query=query)
-            if not hits:
-                return []
             return await _section_snippets(conn, hits, terms)
 
     async def delete(self, id_or_url: str) -> bool:
