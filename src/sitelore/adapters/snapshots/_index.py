@@ -127,11 +127,8 @@ class CaptureIndex:
         try:
             if create:
                 directory.mkdir(parents=True, exist_ok=True)
-            if readonly:
-                uri = self.path.absolute().as_uri() + "?mode=ro"
-                conn = sqlite3.connect(uri, uri=True, isolation_level=None)
-            else:
-                conn = sqlite3.connect(self.path, isolation_level=None)
+            where = self.path.absolute().as_uri() + "?mode=ro" if readonly else self.path
+            conn = sqlite3.connect(where, uri=readonly, isolation_level=None)
         except (OSError, sqlite3.Error) as exc:
             raise ArchiveError(f"{directory}: cannot open the snapshot archive: {exc}") from exc
         self._conn: sqlite3.Connection | None = conn
@@ -173,12 +170,8 @@ class CaptureIndex:
         """Record many entries in one transaction (rebuilding an index)."""
         with self._db("index records") as db:
             db.execute("BEGIN IMMEDIATE")
-            try:
+            with db:  # commits, or rolls back on any error
                 db.executemany(_PUT, [entry.params() for entry in entries])
-                db.execute("COMMIT")
-            except BaseException:
-                db.execute("ROLLBACK")
-                raise
 
     def lookup(self, page_id: str, url: str) -> IndexEntry | None:
         """The response of the hop to ``url`` in the fetch of page ``page_id``."""
