@@ -396,9 +396,9 @@ class RedisFrontier:
     async def status(self, crawl_id: str, *, heartbeat_timeout_ms: int = 5000) -> CrawlStatus:
         """Progress of ``crawl_id`` (raises NotFound-style UsageError for an unknown id)."""
         key = self.prefix(crawl_id)
+        now_ms = await self.server_time_ms()
         with self._errors("read status"):
             redis = self._redis
-            now = await redis.time()
             meta = await redis.hgetall(f"{key}:meta")
             stats = await redis.hgetall(f"{key}:stats")
             hosts = await redis.zcard(f"{key}:hosts")
@@ -406,7 +406,6 @@ class RedisFrontier:
             beats: list[Any] = await redis.zrange(f"{key}:workers", 0, -1, withscores=True)
             errors = await redis.lrange(f"{key}:errors", 0, 9)
             dead = await redis.llen(f"{key}:dead")
-        now_ms = int(now[0]) * 1000 + int(now[1]) // 1000
         alive = sum(1 for beat in beats if now_ms - int(beat[1]) <= heartbeat_timeout_ms)
         return CrawlStatus(
             crawl_id=crawl_id,
@@ -432,12 +431,8 @@ class RedisFrontier:
         with self._errors("read leases"):
             ids = await self._redis.smembers(f"{key}:wl:{worker}")
             records = await self._redis.hmget(f"{key}:inflight", sorted(ids)) if ids else []
-        urls = []
-        for record in records:
-            if record:
-                host, _, item = str(record).partition("\t")
-                urls.append(decode_item(host, item).url)
-        return urls
+        pairs = (str(record).partition("\t") for record in records if record)
+        return [decode_item(host, item).url for host, _, item in pairs]
 
     async def keys(self, crawl_id: str) -> AsyncIterator[str]:
         """Every key of ``crawl_id`` (SCAN; for clean-up and measurements)."""
