@@ -48,18 +48,9 @@ class RobotsShelf(Protocol):
 
 def rules_to_json(rules: RobotsRules) -> str:
     """Serialise rules (their patterns in priority order, not the compiled matchers)."""
-    return json.dumps(
-        {
-            "rules": [[rule.pattern, rule.allow] for rule in rules.rules],
-            "crawl_delay_ms": rules.crawl_delay_ms,
-            "requested_crawl_delay_ms": rules.requested_crawl_delay_ms,
-            "sitemaps": list(rules.sitemaps),
-            "disallow_all": rules.disallow_all,
-            "state": str(rules.state),
-            "source": rules.source,
-        },
-        separators=(",", ":"),
-    )
+    data = {f.name: getattr(rules, f.name) for f in dataclasses.fields(rules) if f.init}
+    data["rules"] = [[rule.pattern, rule.allow] for rule in rules.rules]
+    return json.dumps(data, separators=(",", ":"))
 
 
 def rules_from_json(text: str) -> RobotsRules:
