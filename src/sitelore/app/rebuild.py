@@ -97,13 +97,7 @@ async def reconvert(
             continue
         known = await store.known_page(stored.url)  # the links as the crawl stored them
         links = known.links if known is not None and known.links is not None else document.links
-        meta = FetchMeta(
-            status=stored.status,
-            content_type=stored.content_type,
-            fetched_at=stored.fetched_at,
-            etag=stored.etag,
-            last_modified=stored.last_modified,
-        )
+        meta = FetchMeta(**{f.name: getattr(stored, f.name) for f in dataclasses.fields(FetchMeta)})
         document = dataclasses.replace(document, url=stored.url, links=links)
         result = await store.upsert(document, meta)
         report.reconverted += 1

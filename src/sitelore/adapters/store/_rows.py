@@ -39,15 +39,17 @@ __all__ = [
 DecodeTime = Callable[[Any], datetime]
 EncodeTime = Callable[[datetime], Any]
 
-# The columns read and written as they are: all but the times (and a job's JSON detail).
-_DOCUMENT_FIELDS = [
-    f.name for f in dataclasses.fields(StoredDocument) if not f.name.endswith("_at")
-]
-_JOB_FIELDS = [
-    f.name
-    for f in dataclasses.fields(JobRecord)
-    if not f.name.endswith("_at") and f.name != "detail"
-]
+
+def _plain(record: Any, *skip: str) -> list[str]:
+    """The fields of ``record`` (a data class) a row holds as they are: all but the times
+    and ``skip``."""
+    fields = dataclasses.fields(record)
+    return [f.name for f in fields if not f.name.endswith("_at") and f.name not in skip]
+
+
+_DOCUMENT_FIELDS = _plain(StoredDocument)
+_KNOWN_FIELDS = _plain(KnownPage, "links")
+_JOB_FIELDS = _plain(JobRecord, "detail")
 
 
 def utc_now() -> datetime:
@@ -138,13 +140,7 @@ def known_page_from_row(
     """What a re-crawl needs to know of a stored page, from its row (links already
     decoded by the store's own dialect)."""
     return KnownPage(
-        id=row["id"],
-        url=row["url"],
-        title=row["title"],
-        content_type=row["content_type"],
-        content_hash=row["content_hash"],
-        etag=row["etag"],
-        last_modified=row["last_modified"],
+        **{name: row[name] for name in _KNOWN_FIELDS},
         links=links,
         removed_at=_optional(decode_time, row["removed_at"]),
     )
