@@ -144,8 +144,16 @@ class MemoryFrontier:
         self.origins.politeness.record_request(key, self.clock.monotonic(), delay=self.delay)
 
     def _apply(self, lease: MemoryLease, result: PageResult) -> None:
-        frontier, reporter, item = self.frontier, self.reporter, lease.item
-        self._origin_state(lease.origin, result)
+        frontier, reporter, item, key = self.frontier, self.reporter, lease.item, lease.origin
+        if result.crawl_delay_ms is not None:  # one over the cap throttles (hold_off)
+            delay_ms = min(result.crawl_delay_ms, MAX_CRAWL_DELAY_MS)
+            self.origins.politeness.set_crawl_delay(key, delay_ms)
+            if result.step is Step.REQUEUE:  # robots.txt was just read: space from it
+                self.record_request(key)
+        if result.warning is not None:
+            reporter.warn(result.warning)
+        if result.throttle is not None:
+            self.hold_off(key, 0.0, result.throttle)
         step = result.step
         if step is Step.DONE:
             assert result.outcome is not None
@@ -173,17 +181,6 @@ class MemoryFrontier:
             self.stopped = True
             reporter.truncate("deadline")
 
-    def _origin_state(self, key: str, result: PageResult) -> None:
-        politeness = self.origins.politeness
-        if result.crawl_delay_ms is not None:  # one over the cap throttles (hold_off)
-            politeness.set_crawl_delay(key, min(result.crawl_delay_ms, MAX_CRAWL_DELAY_MS))
-            if result.step is Step.REQUEUE:  # robots.txt was just read: space from it
-                self.record_request(key)
-        if result.warning is not None:
-            self.reporter.warn(result.warning)
-        if result.throttle is not None:
-            self.hold_off(key, 0.0, result.throttle)
-
     def hold_off(self, key: str, seconds: float, throttle: str | None) -> None:
         """Push ``key``'s next request out, or throttle it (a wait the crawl cannot make)."""
         if throttle is not None:
@@ -191,8 +188,7 @@ class MemoryFrontier:
                 self.throttles[key] = throttle
                 self.reporter.warn(f"throttled {key}: {throttle}; its other URLs skipped")
         elif seconds > 0:
-            now = self.clock.monotonic()
-            self.origins.politeness.push_back(key, now, seconds)
+            self.origins.politeness.push_back(key, self.clock.monotonic(), seconds)
 
 
 class MemoryLease:
