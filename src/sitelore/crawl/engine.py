@@ -346,6 +346,7 @@ class CrawlRun(contextlib.AbstractAsyncContextManager["CrawlRun"]):
         self.summary.warnings.append(line)
 
 
+@dataclasses.dataclass(slots=True)
 class _SubRequests:
     """A rendered page's own requests, as politely as pages.
 
@@ -354,19 +355,18 @@ class _SubRequests:
     previous exchange.
     """
 
-    def __init__(self, spider: Spider, memory: MemoryFrontier) -> None:
-        self._spider = spider
-        self._memory = memory
-        self._locks: dict[str, asyncio.Lock] = {}
+    spider: Spider
+    memory: MemoryFrontier
+    _locks: dict[str, asyncio.Lock] = dataclasses.field(default_factory=dict)
 
     async def fetch(self, url: str) -> Snapshot:
-        spider = self._spider
+        spider = self.spider
         if not await spider.robots.is_allowed(url):
             raise RobotsDeniedError(url, "page resource disallowed by robots.txt")
         key = origin(url)
         lock = self._locks.setdefault(key, asyncio.Lock())
         async with lock:
-            if not await self._memory.wait_turn(key):
+            if not await self.memory.wait_turn(key):
                 raise FetchTimeoutError(url, "no time left before the crawl deadline")
             try:
                 return await spider.fetcher.fetch(
@@ -376,10 +376,10 @@ class _SubRequests:
                     check_hop=self._check_hop,
                 )
             finally:
-                self._memory.record_request(key)
+                self.memory.record_request(key)
 
     async def _check_hop(self, url: str) -> None:
-        if not await self._spider.robots.is_allowed(url):
+        if not await self.spider.robots.is_allowed(url):
             raise RobotsDeniedError(url, "redirect target disallowed by robots.txt")
 
 

@@ -31,12 +31,12 @@ from sitelore.crawl.port import CrawlItem, PageResult, Step, Turn
 __all__ = ["MemoryFrontier", "Origins", "Reporter"]
 
 
+@dataclasses.dataclass(eq=False)
 class Origins:
     """Per-origin politeness shared by every crawl of one process."""
 
-    def __init__(self) -> None:
-        self.politeness = Politeness(0.0)
-        self._locks: dict[str, asyncio.Lock] = {}
+    politeness: Politeness = dataclasses.field(default_factory=lambda: Politeness(0.0))
+    _locks: dict[str, asyncio.Lock] = dataclasses.field(default_factory=dict)
 
     def lock(self, key: str) -> asyncio.Lock:
         """The origin's lock: held from a request's turn to the end of its exchange."""
