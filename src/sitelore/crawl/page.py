@@ -88,11 +88,8 @@ class RobotsSource(Protocol):
 
 
 class _Redirected(Exception):  # noqa: N818 - a signal, not an error
-    """Raised from the hop check to end an exchange at its first redirect."""
-
-    def __init__(self, target: str) -> None:
-        super().__init__(target)
-        self.target = target
+    """Raised from the hop check to end an exchange at its first redirect (``args[0]``:
+    the redirect target)."""
 
 
 async def _stop_at_redirect(target: str) -> None:
@@ -259,7 +256,7 @@ class PagePipeline:
             except _Redirected as redirect:
                 if throttle is not None:
                     await lease.hold_off(0.0, throttle)
-                return self._hop(item, redirect.target)
+                return self._hop(item, redirect.args[0])
             except SiteloreError as exc:
                 if throttle is not None:
                     await lease.hold_off(0.0, throttle)
