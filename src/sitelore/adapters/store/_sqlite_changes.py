@@ -90,10 +90,7 @@ INSERT INTO change_reports (
 )
 """
 _SELECT_REPORTS = """
-SELECT * FROM change_reports WHERE source = ? ORDER BY pk DESC LIMIT ?
-"""
-_SELECT_OK_REPORTS = """
-SELECT * FROM change_reports WHERE source = ? AND ok = 1 ORDER BY pk DESC LIMIT ?
+SELECT * FROM change_reports WHERE source = ? AND (ok = 1 OR NOT ?) ORDER BY pk DESC LIMIT ?
 """
 
 
@@ -148,6 +145,5 @@ def change_reports(
     conn: sqlite3.Connection, source: str, *, limit: int, ok_only: bool
 ) -> builtins.list[ChangeReport]:
     """The newest ``limit`` reports of ``source`` (only successful ones if ``ok_only``)."""
-    statement = _SELECT_OK_REPORTS if ok_only else _SELECT_REPORTS
-    rows = conn.execute(statement, (source, limit)).fetchall()
+    rows = conn.execute(_SELECT_REPORTS, (source, ok_only, limit)).fetchall()
     return [report_from_row(row, text_to_time, _json(row["urls"])) for row in rows]
