@@ -46,6 +46,8 @@ _SECOND_WEIGHT = 0.2
 _INDEX_NAMES = ("index.html", "index.htm", "index.php")
 #: Both stores keep a heading path as its headings joined by a newline (never in one).
 HEADING_JOIN = "\n"
+#: What a hit shows of its best section as the section has it.
+_HIT_FIELDS = ("id", "url", "title", "snippet", "heading_path", "section", "start", "end")
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -167,20 +169,9 @@ def rank_pages(candidates: Iterable[Candidate], limit: int, *, query: str = "") 
         if keys & seen:
             continue
         seen |= keys
-        hits.append(
-            SearchHit(
-                id=found.id,
-                url=found.url,
-                title=found.title,
-                snippet=found.snippet,
-                score=totals[key],
-                heading_path=found.heading_path,
-                anchor_url=anchor_url(found.url, found.anchor),
-                section=found.section,
-                start=found.start,
-                end=found.end,
-            )
-        )
+        shown = {name: getattr(found, name) for name in _HIT_FIELDS}
+        anchor = anchor_url(found.url, found.anchor)
+        hits.append(SearchHit(**shown, score=totals[key], anchor_url=anchor))
         if len(hits) >= limit:
             break
     return hits
