@@ -46,6 +46,8 @@ _SECOND_WEIGHT = 0.2
 _INDEX_NAMES = ("index.html", "index.htm", "index.php")
 #: Both stores keep a heading path as its headings joined by a newline (never in one).
 HEADING_JOIN = "\n"
+#: The columns of a search row a candidate keeps as they are.
+_ROW_FIELDS = ("id", "url", "title", "content_hash", "canonical_url", "anchor", "snippet")
 #: What a hit shows of its best section as the section has it.
 _HIT_FIELDS = ("id", "url", "title", "snippet", "heading_path", "section", "start", "end")
 
@@ -78,17 +80,11 @@ def candidate_from_row(row: Mapping[str, Any]) -> Candidate:
     """A candidate from a store's search row (the same column names in both stores)."""
     heading = row["heading"]
     return Candidate(
-        id=row["id"],
-        url=row["url"],
-        title=row["title"],
-        content_hash=row["content_hash"],
-        canonical_url=row["canonical_url"],
+        **{name: row[name] for name in _ROW_FIELDS},
         section=row["ordinal"],
         heading_path=tuple(heading.split(HEADING_JOIN)) if heading else (),
-        anchor=row["anchor"],
         start=row["start_byte"],
         end=row["end_byte"],
-        snippet=row["snippet"],
         score=float(row["score"]),
         link_ratio=float(row["link_ratio"]),
     )
