@@ -50,6 +50,7 @@ def _plain(record: Any, *skip: str) -> list[str]:
 _DOCUMENT_FIELDS = _plain(StoredDocument)
 _KNOWN_FIELDS = _plain(KnownPage, "links")
 _JOB_FIELDS = _plain(JobRecord, "detail")
+_REPORT_FIELDS = ("source", "seed", "pages_crawled", "error")
 
 
 def utc_now() -> datetime:
@@ -159,13 +160,10 @@ def verified_params(url: str, meta: FetchMeta, encode_time: EncodeTime) -> dict[
 def report_params(report: ChangeReport, encode_time: EncodeTime, urls: Any) -> dict[str, Any]:
     """The named parameters of a change report row (``urls``: its URL lists, encoded)."""
     return {
-        "source": report.source,
-        "seed": report.seed,
+        **{name: getattr(report, name) for name in _REPORT_FIELDS},
         "started_at": encode_time(report.started_at),
         "finished_at": encode_time(report.finished_at),
         "ok": report.ok,
-        "error": report.error,
-        "pages_crawled": report.pages_crawled,
         "truncated": report.truncated,
         "urls": urls,
     }
@@ -175,12 +173,9 @@ def report_from_row(row: Mapping[str, Any], decode_time: DecodeTime, lists: Any)
     """A change report from its row (``lists``: its URL lists, decoded; else none)."""
     return ChangeReport.from_url_lists(
         lists if isinstance(lists, dict) else {},
-        source=row["source"],
-        seed=row["seed"],
+        **{name: row[name] for name in _REPORT_FIELDS},
         started_at=decode_time(row["started_at"]),
         finished_at=decode_time(row["finished_at"]),
-        pages_crawled=row["pages_crawled"],
-        error=row["error"],
         truncated=bool(row["truncated"]),
     )
 
