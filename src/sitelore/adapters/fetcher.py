@@ -100,6 +100,8 @@ _MAX_GZIP_MEMBERS = 32
 _BACKOFF_BASE = 0.5
 _BACKOFF_MAX = 8.0
 _NUMERIC_FLAGS = socket.AI_NUMERICHOST | socket.AI_NUMERICSERV
+#: What an observer's Exchange takes from a response under the same names.
+_EXCHANGED = ("request_headers", "status", "reason", "headers", "body", "address")
 
 #: Per-task sink for the addresses the guarded resolver handed to the request in flight,
 #: so a snapshot can name the address even after aiohttp has released the connection.
@@ -489,18 +491,13 @@ def _exchange_of(
     """One completed exchange as the observer (capture) is told it."""
     fetch_url, number = hop
     return Exchange(
+        **{name: getattr(response, name) for name in _EXCHANGED},
         fetch_url=fetch_url,
         hop=number,
         url=target.url,
         method="GET",
-        request_headers=response.request_headers,
-        status=response.status,
-        reason=response.reason,
         http_version=response.version,
-        headers=response.headers,
-        body=response.body,
         body_read=response.location is None,
-        address=response.address,
         started_at=started_at,
     )
 

@@ -218,14 +218,11 @@ class WarcReader:
         """The captured response as a snapshot (``fetched_at`` is the capture time)."""
         _, parsed = await self._load(ref)
         return Snapshot(
+            **{name: getattr(parsed, name) for name in ("status", "headers", "body", "address")},
             url=parsed.target_uri,
             final_url=parsed.target_uri,
-            status=parsed.status,
-            headers=parsed.headers,
-            body=parsed.body,
             fetched_at=parsed.date,
             elapsed_ms=0.0,
-            address=parsed.address,
             capture=ref,
         )
 
