@@ -281,11 +281,9 @@ class JobManager:
                     job._record(page)
         except asyncio.CancelledError:
             # Asked for (DELETE or shutdown): the crawl's pages stay; the job just ends.
-            if self._stop_reason:
-                job.interrupted_by = self._stop_reason
-                job._end(JobStatus.INTERRUPTED, self._now(), run)
-            else:
-                job._end(JobStatus.CANCELLED, self._now(), run)
+            job.interrupted_by = self._stop_reason or None
+            stopped = JobStatus.INTERRUPTED if self._stop_reason else JobStatus.CANCELLED
+            job._end(stopped, self._now(), run)
         except Exception as exc:  # a job's failure is reported on the job, never raised
             if not isinstance(exc, SiteloreError):
                 log.exception("crawl job %s failed", job.id)

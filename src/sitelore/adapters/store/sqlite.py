@@ -271,11 +271,6 @@ def _open_error(location: str, exc: sqlite3.Error) -> StoreError:
     return StoreError(f"{location}: cannot open as a SQLite store: {exc}")
 
 
-def _has_tables(conn: sqlite3.Connection) -> bool:
-    row = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
-    return int(row[0]) > 0
-
-
 def _identify(conn: sqlite3.Connection) -> tuple[int, bool]:
     """(schema version, whether the file holds some other program's tables), read at once.
 
@@ -285,7 +280,8 @@ def _identify(conn: sqlite3.Connection) -> tuple[int, bool]:
     conn.execute("BEGIN")
     try:
         found = _user_version(conn)
-        return found, found == 0 and _has_tables(conn)
+        tables = int(conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0])
+        return found, found == 0 and tables > 0
     finally:
         conn.execute("COMMIT")
 
