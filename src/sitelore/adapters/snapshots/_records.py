@@ -124,6 +124,14 @@ def _encode(record: object) -> bytes:
     return buffer.getvalue()
 
 
+def _encoded(record: Any, digest: str) -> EncodedRecord:
+    """``record`` encoded, with its id and the digest named by the ``digest`` field."""
+    fields = record.rec_headers
+    return EncodedRecord(
+        _encode(record), fields.get_header("WARC-Record-ID"), fields.get_header(digest) or ""
+    )
+
+
 def _stored_headers(exchange: Exchange) -> tuple[list[tuple[str, str]], list[str], bool]:
     """The response headers that describe the stored body, the renamed names, truncation."""
     pairs = [(name, _header_text(value)) for name, value in exchange.headers]
@@ -188,11 +196,7 @@ def response_record(
     record = _record(
         exchange.url, "response", exchange.body, http_headers=http, warc_headers_dict=fields
     )
-    return EncodedRecord(
-        data=_encode(record),
-        record_id=record.rec_headers.get_header("WARC-Record-ID"),
-        digest=record.rec_headers.get_header("WARC-Payload-Digest"),
-    )
+    return _encoded(record, "WARC-Payload-Digest")
 
 
 def request_record(exchange: Exchange, page_id: str, *, concurrent_to: str) -> bytes:
@@ -228,11 +232,7 @@ def warcinfo_record(filename: str, info: Mapping[str, str]) -> EncodedRecord:
     ``software`` and ``format`` fields)."""
     fields = {"software": f"sitelore/{__version__} (warcio)", "format": "WARC File Format 1.1"}
     record = _writer().create_warcinfo_record(filename, fields | dict(info))
-    return EncodedRecord(
-        data=_encode(record),
-        record_id=record.rec_headers.get_header("WARC-Record-ID"),
-        digest=record.rec_headers.get_header("WARC-Block-Digest") or "",
-    )
+    return _encoded(record, "WARC-Block-Digest")
 
 
 def conversion_record(
