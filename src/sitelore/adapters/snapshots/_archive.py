@@ -16,6 +16,7 @@ into one directory never share a file.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import secrets
 from collections.abc import Mapping
 from datetime import UTC, datetime
@@ -56,6 +57,7 @@ def _file_name(now: datetime) -> str:
     return f"sitelore-{stamp}-{secrets.token_hex(4)}{WARC_SUFFIX}"
 
 
+@dataclasses.dataclass(eq=False, repr=False)
 class CaptureWriter:
     """Appends one crawl's exchanges to a new WARC file in an archive and indexes them.
 
@@ -64,19 +66,16 @@ class CaptureWriter:
     the end of the crawl.
     """
 
-    def __init__(
-        self, directory: Path, seed_id: str, path: Path, out: BinaryIO, index: CaptureIndex
-    ) -> None:
-        self.directory = directory
-        self.seed_id = seed_id
-        self.path = path
-        self._out = out
-        self._index = index
-        self._size = 0
-        self._lock = asyncio.Lock()
-        self._refs: dict[tuple[str, str], CaptureRef] = {}
-        self._warcinfo_id: str | None = None
-        self.records = 0
+    directory: Path
+    seed_id: str
+    path: Path
+    _out: BinaryIO
+    _index: CaptureIndex
+    records: int = 0
+    _size: int = 0
+    _warcinfo_id: str | None = None
+    _lock: asyncio.Lock = dataclasses.field(default_factory=asyncio.Lock)
+    _refs: dict[tuple[str, str], CaptureRef] = dataclasses.field(default_factory=dict)
 
     @classmethod
     def open(
