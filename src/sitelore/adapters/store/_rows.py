@@ -208,10 +208,7 @@ def capture_params(pk: int, ref: CaptureRef) -> dict[str, Any]:
 def capture_from_row(row: Mapping[str, Any]) -> CaptureRef:
     """The record a document links to, from its ``*_captures`` row."""
     return CaptureRef(
-        warc_file=row["warc_file"],
+        **{name: row[name] for name in ("warc_file", "digest", "record_id", "page_id")},
         offset=int(row["record_offset"]),
         length=int(row["record_length"]),
-        digest=row["digest"],
-        record_id=row["record_id"],
-        page_id=row["page_id"],
     )
