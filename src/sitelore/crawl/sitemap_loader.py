@@ -51,11 +51,6 @@ class _Walk:
     errors: list[str] = dataclasses.field(default_factory=list)
     truncated: bool = False
 
-    def result(self) -> SitemapResult:
-        return SitemapResult(
-            tuple(self.urls), tuple(self.files), tuple(self.errors), self.truncated
-        )
-
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class _Loader:
@@ -85,7 +80,9 @@ class _Loader:
                     queue.append((child, nesting + 1))
         if queue and len(walk.files) >= self.max_files:
             walk.errors.append(f"stopped after {self.max_files} sitemap files")
-        return walk.result()
+        return SitemapResult(
+            tuple(walk.urls), tuple(walk.files), tuple(walk.errors), walk.truncated
+        )
 
     async def _read(self, url: str, walk: _Walk) -> tuple[str, ...]:
         """Fetch and parse one file; add its pages to ``walk``; return child sitemaps."""

@@ -102,11 +102,7 @@ class Stat(enum.StrEnum):
     @staticmethod
     def skipped(reason: SkipReason) -> str:
         """The counter of URLs skipped for ``reason`` (``skipped_robots``, ...)."""
-        return f"{SKIPPED_PREFIX}{reason}"
-
-
-#: Counters of skipped URLs are named ``skipped_<SkipReason>``.
-SKIPPED_PREFIX = "skipped_"
+        return f"skipped_{reason}"
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
