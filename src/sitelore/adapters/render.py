@@ -29,6 +29,8 @@ __all__ = ["PlaywrightRenderer", "find_chromium"]
 log = logging.getLogger(__name__)
 
 _FETCHED_TYPES = frozenset({"document", "script", "stylesheet", "xhr", "fetch"})
+#: Headers that describe the fetched body, not the rendered one.
+_BODY_HEADERS = frozenset({"content-type", "content-length"})
 _CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 _CHROMIUM_ARGS = (
     "--headless=new",
@@ -134,14 +136,8 @@ class PlaywrightRenderer:
             html = await page.content()
         finally:
             await context.close()
-        headers = Headers.of(
-            [
-                (k, v)
-                for k, v in snapshot.headers
-                if k.lower() not in ("content-type", "content-length")
-            ]
-            + [("Content-Type", "text/html; charset=utf-8")]
-        )
+        kept = [(k, v) for k, v in snapshot.headers if k.lower() not in _BODY_HEADERS]
+        headers = Headers.of([*kept, ("Content-Type", "text/html; charset=utf-8")])
         return dataclasses.replace(snapshot, body=html.encode("utf-8"), headers=headers)
 
     async def _serve(
