@@ -155,9 +155,7 @@ class PagePipeline:
             crawl_delay = checked.requested_crawl_delay_ms
             throttle = crawl_delay_refusal(crawl_delay, cap=MAX_CRAWL_DELAY_MS / 1000)
             spacing = max(spacing, min(crawl_delay or 0, MAX_CRAWL_DELAY_MS) / 1000)
-        result = await self._exchange(lease, spacing, throttle)
-        if crawl_delay is None and throttle is None:
-            return result
+        result = await self._exchange(lease, spacing, throttle)  # it carries no Crawl-delay
         return dataclasses.replace(
             result, crawl_delay_ms=crawl_delay, throttle=result.throttle or throttle
         )
