@@ -132,22 +132,20 @@ class SystemResolver:
         return list(dict.fromkeys(str(info[4][0]) for info in infos))
 
 
+@dataclasses.dataclass(eq=False)
 class _GuardedResolver(AbstractResolver):
     """aiohttp's resolver seam: look up, check every answer, return only checked addresses."""
 
-    def __init__(
-        self, resolver: Resolver, policy: AddressPolicy, overrides: Mapping[tuple[str, int], str]
-    ) -> None:
-        self._resolver = resolver
-        self._policy = policy
-        self._overrides = dict(overrides)
+    resolver: Resolver
+    policy: AddressPolicy
+    overrides: Mapping[tuple[str, int], str]
 
     async def resolve(
         self, host: str, port: int = 0, family: socket.AddressFamily = socket.AF_INET
     ) -> list[ResolveResult]:
         addresses = await self._lookup(host, port)
         for address in addresses:
-            reason = self._policy.refusal(address, host=host)
+            reason = self.policy.refusal(address, host=host)
             if reason is not None:
                 logger.info("refused %s: it resolves to %s (%s)", host, address, reason)
                 raise BlockedURLError(host, f"{host} resolves to {address}: {reason}", address)
@@ -167,10 +165,10 @@ class _GuardedResolver(AbstractResolver):
         """Nothing to release: the injected resolver belongs to whoever made it."""
 
     async def _lookup(self, host: str, port: int) -> list[str]:
-        pinned = self._overrides.get((host, port))
+        pinned = self.overrides.get((host, port))
         if pinned is not None:
             return [pinned]
-        answers = [str(answer) for answer in await self._resolver.resolve(host, port)]
+        answers = [str(answer) for answer in await self.resolver.resolve(host, port)]
         if not answers:
             raise OSError(f"{host}: the resolver returned no address")
         return answers

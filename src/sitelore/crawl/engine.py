@@ -65,13 +65,6 @@ log = logging.getLogger(__name__)
 #: Raises ``InvalidURLError`` / ``BlockedURLError`` for a URL refused before any I/O.
 UrlCheck = Callable[[str], object]
 
-_DEADLINE = "deadline"
-
-
-def _no_check(url: str) -> object:
-    """Accept every URL (the fetcher still guards each request)."""
-    return url
-
 
 @dataclasses.dataclass(kw_only=True, eq=False)
 class Spider:
@@ -237,7 +230,7 @@ class CrawlRun(contextlib.AbstractAsyncContextManager["CrawlRun"]):
     async def _crawl(self, started: float) -> None:
         spider, options = self._spider, self._options
         seed = normalize_url(self.summary.seed)  # InvalidURLError: a usage error
-        check = spider.url_check or _no_check
+        check = spider.url_check or str  # none: every URL (the fetcher still guards each)
         check(seed)
         self.summary.seed = seed
         if self._refusal is not None:
@@ -280,7 +273,7 @@ class CrawlRun(contextlib.AbstractAsyncContextManager["CrawlRun"]):
                     await self._seed_from_sitemaps(seed, frontier, memory)
                 await run_slots(memory, pipeline.process, options.concurrency)
         except TimeoutError:
-            self.truncate(_DEADLINE)
+            self.truncate("deadline")
 
     async def _check_seed_robots(self, seed: str, memory: MemoryFrontier) -> None:
         if not self._options.respect_robots:
