@@ -121,9 +121,8 @@ class Job:
                 yield event
             if self.finished:
                 return
-            waiter = self._changed
             try:
-                await asyncio.wait_for(waiter.wait(), heartbeat)
+                await asyncio.wait_for(self._changed.wait(), heartbeat)
             except TimeoutError:
                 yield None
 
