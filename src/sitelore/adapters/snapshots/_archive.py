@@ -16,6 +16,7 @@ into one directory never share a file.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import secrets
 from collections.abc import Mapping
@@ -242,11 +243,8 @@ def rebuild_index(directory: Path) -> int:
     entries = [
         entry for path in sorted(directory.glob("*" + WARC_SUFFIX)) for entry in _entries_of(path)
     ]
-    index = CaptureIndex(directory, create=True)
-    try:
+    with contextlib.closing(CaptureIndex(directory, create=True)) as index:
         index.put_many(entries)
-    finally:
-        index.close()
     return len(entries)
 
 

@@ -202,8 +202,6 @@ class ReplaySnapshots:
     @contextlib.asynccontextmanager
     async def fetch_path(self, seed_id: str, live: LiveFetcher) -> AsyncIterator[Fetcher]:
         """A fetcher over the archive; ``live`` is never called."""
-        index = CaptureIndex(self.directory.expanduser().absolute(), create=False, readonly=True)
-        try:
+        where = self.directory.expanduser().absolute()
+        with contextlib.closing(CaptureIndex(where, create=False, readonly=True)) as index:
             yield ReplayFetcher(index, seed_id, policy=self._policy, limits=self._limits)
-        finally:
-            index.close()
