@@ -159,10 +159,6 @@ def _split_namespace(url: str) -> tuple[str, str]:
     return urlunsplit(parts._replace(query=urlencode(kept))), namespace
 
 
-def _version(text: str) -> tuple[int, ...]:
-    return tuple(int(part) for part in text.split(".")[:2] if part.isdigit())
-
-
 class RedisFrontier:
     """The shared frontier of every crawl in one Redis namespace.
 
@@ -218,7 +214,7 @@ class RedisFrontier:
         except RedisError as exc:
             raise ConfigError(f"{self.shown}: cannot connect to Redis: {exc}") from exc
         version = str(server.get("redis_version", "0"))
-        if _version(version) < _MIN_VERSION:
+        if tuple(int(part) for part in version.split(".")[:2] if part.isdigit()) < _MIN_VERSION:
             raise ConfigError(f"{self.shown}: Redis {version} is too old; 7.0 or newer is needed")
         policy = str(memory.get("maxmemory_policy", "noeviction"))
         if policy != "noeviction":
