@@ -378,11 +378,7 @@ class _SubRequests:
 
 def _first_sitelore_error(group: BaseExceptionGroup[BaseException]) -> SiteloreError | None:
     """The first SiteloreError among an exception group's leaves, if any."""
-    for exc in group.exceptions:
-        if isinstance(exc, SiteloreError):
-            return exc
-        if isinstance(exc, BaseExceptionGroup):
-            found = _first_sitelore_error(exc)
-            if found is not None:
-                return found
-    return None
+    found: BaseException | None = group.subgroup(lambda exc: isinstance(exc, SiteloreError))
+    while isinstance(found, BaseExceptionGroup):
+        found = found.exceptions[0]
+    return found if isinstance(found, SiteloreError) else None
