@@ -40,7 +40,6 @@ import asyncio
 import contextlib
 import contextvars
 import dataclasses
-import enum
 import logging
 import random
 import socket
@@ -48,8 +47,7 @@ import urllib.parse
 import zlib
 from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime
-from types import TracebackType
-from typing import NamedTuple, Self
+from typing import Literal, NamedTuple, Self, TypedDict
 
 import aiohttp
 from aiohttp.abc import AbstractResolver, ResolveResult
@@ -75,6 +73,7 @@ from sitelore.core.ports import Clock, ExchangeObserver, HopCheck, Resolver
 
 __all__ = [
     "ACCEPT_ENCODING",
+    "FetchOptions",
     "HttpFetcher",
     "SystemResolver",
     "follow_redirect",
@@ -101,12 +100,24 @@ _MAX_GZIP_MEMBERS = 32
 _BACKOFF_BASE = 0.5
 _BACKOFF_MAX = 8.0
 _NUMERIC_FLAGS = socket.AI_NUMERICHOST | socket.AI_NUMERICSERV
+#: What an observer's Exchange takes from a response under the same names.
+_EXCHANGED = ("request_headers", "status", "reason", "headers", "body", "address")
 
 #: Per-task sink for the addresses the guarded resolver handed to the request in flight,
 #: so a snapshot can name the address even after aiohttp has released the connection.
 _resolved: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar(
     "sitelore_fetcher_resolved", default=None
 )
+
+
+class FetchOptions(TypedDict, total=False):
+    """The keyword arguments of ``Fetcher.fetch``, for fetchers that wrap another."""
+
+    max_bytes: int | None
+    headers: Mapping[str, str] | None
+    check_hop: HopCheck | None
+    timeout: float | None
+    truncate: bool
 
 
 class SystemResolver:
@@ -121,22 +132,20 @@ class SystemResolver:
         return list(dict.fromkeys(str(info[4][0]) for info in infos))
 
 
+@dataclasses.dataclass(eq=False)
 class _GuardedResolver(AbstractResolver):
     """aiohttp's resolver seam: look up, check every answer, return only checked addresses."""
 
-    def __init__(
-        self, resolver: Resolver, policy: AddressPolicy, overrides: Mapping[tuple[str, int], str]
-    ) -> None:
-        self._resolver = resolver
-        self._policy = policy
-        self._overrides = dict(overrides)
+    resolver: Resolver
+    policy: AddressPolicy
+    overrides: Mapping[tuple[str, int], str]
 
     async def resolve(
         self, host: str, port: int = 0, family: socket.AddressFamily = socket.AF_INET
     ) -> list[ResolveResult]:
         addresses = await self._lookup(host, port)
         for address in addresses:
-            reason = self._policy.refusal(address, host=host)
+            reason = self.policy.refusal(address, host=host)
             if reason is not None:
                 logger.info("refused %s: it resolves to %s (%s)", host, address, reason)
                 raise BlockedURLError(host, f"{host} resolves to {address}: {reason}", address)
@@ -156,10 +165,10 @@ class _GuardedResolver(AbstractResolver):
         """Nothing to release: the injected resolver belongs to whoever made it."""
 
     async def _lookup(self, host: str, port: int) -> list[str]:
-        pinned = self._overrides.get((host, port))
+        pinned = self.overrides.get((host, port))
         if pinned is not None:
             return [pinned]
-        answers = [str(answer) for answer in await self._resolver.resolve(host, port)]
+        answers = [str(answer) for answer in await self.resolver.resolve(host, port)]
         if not answers:
             raise OSError(f"{host}: the resolver returned no address")
         return answers
@@ -192,12 +201,6 @@ class _Response:
     reason: str = ""
     version: str = "1.1"
     request_headers: Headers = dataclasses.field(default_factory=Headers)
-
-
-class _State(enum.Enum):
-    UNOPENED = "unopened"
-    OPENED = "opened"
-    CLOSED = "closed"
 
 
 class HttpFetcher:
@@ -249,14 +252,14 @@ class HttpFetcher:
         )
         self._observer = observer
         self._session: aiohttp.ClientSession | None = None
-        self._state = _State.UNOPENED
+        self._state: Literal["unopened", "opened", "closed"] = "unopened"
 
     def __repr__(self) -> str:
-        return f"HttpFetcher(state={self._state.value}, policy={self._policy!r})"
+        return f"HttpFetcher(state={self._state}, policy={self._policy!r})"
 
     async def __aenter__(self) -> Self:
-        if self._state is not _State.UNOPENED:
-            raise RuntimeError(f"HttpFetcher cannot be opened when {self._state.value}")
+        if self._state != "unopened":
+            raise RuntimeError(f"HttpFetcher cannot be opened when {self._state}")
         connector = aiohttp.TCPConnector(
             resolver=_GuardedResolver(self._resolver, self._policy, self._overrides),
             use_dns_cache=False,
@@ -268,21 +271,16 @@ class HttpFetcher:
             cookie_jar=aiohttp.DummyCookieJar(),
             timeout=self._timeout,
         )
-        self._state = _State.OPENED
+        self._state = "opened"
         return self
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    async def __aexit__(self, *exc_info: object) -> None:
         await self.aclose()
 
     async def aclose(self) -> None:
         """Close the session this fetcher created; later fetches raise RuntimeError."""
         session, self._session = self._session, None
-        self._state = _State.CLOSED
+        self._state = "closed"
         if session is not None:
             await session.close()
 
@@ -333,33 +331,18 @@ class HttpFetcher:
                     address=response.address,
                 )
             chain.append(target.url if chain else url)
-            target = await self._next_hop(target, response.location, seen, len(chain), check_hop)
+            target = await follow_redirect(
+                target.url,
+                response.location,
+                seen=seen,
+                hops=len(chain),
+                max_redirects=self._limits.max_redirects,
+                policy=self._policy,
+                check_hop=check_hop,
+            )
             sent = {k: v for k, v in sent.items() if k.lower() not in _CONDITIONAL_HEADERS}
             if target.origin != first_origin:
                 sent = {k: v for k, v in sent.items() if k.lower() not in _CREDENTIAL_HEADERS}
-
-    # ------------------------------------------------------------ redirects
-
-    async def _next_hop(
-        self,
-        current: Target,
-        location: str,
-        seen: set[str],
-        hops: int,
-        check_hop: HopCheck | None,
-    ) -> Target:
-        target = follow_redirect(
-            current.url,
-            location,
-            seen=seen,
-            hops=hops,
-            max_redirects=self._limits.max_redirects,
-            policy=self._policy,
-        )
-        if check_hop is not None:
-            await check_hop(target.url)
-        logger.debug("redirect %s -> %s", current.url, target.url)
-        return target
 
     # ------------------------------------------------------------ retries
 
@@ -383,7 +366,8 @@ class HttpFetcher:
                     raise
                 why = exc.message
             else:
-                await self._observe(hop, target, response, started_at)
+                if self._observer is not None:  # capture: every exchange, retries included
+                    await self._observer(_exchange_of(hop, target, response, started_at))
                 asked = self._status_wait(response, attempt)
                 if asked is None or not self._may_wait(attempt, asked, budget_end):
                     return response
@@ -391,31 +375,6 @@ class HttpFetcher:
             logger.info("retrying %s in %.2fs after %s", target.url, wait, why)
             await self._clock.sleep(wait)
             attempt += 1
-
-    async def _observe(
-        self, hop: tuple[str, int], target: Target, response: _Response, started_at: datetime
-    ) -> None:
-        """Report one completed exchange to the observer (capture), if there is one."""
-        if self._observer is None:
-            return
-        fetch_url, number = hop
-        await self._observer(
-            Exchange(
-                fetch_url=fetch_url,
-                hop=number,
-                url=target.url,
-                method="GET",
-                request_headers=response.request_headers,
-                status=response.status,
-                reason=response.reason,
-                http_version=response.version,
-                headers=response.headers,
-                body=response.body,
-                body_read=response.location is None,
-                address=response.address,
-                started_at=started_at,
-            )
-        )
 
     def _status_wait(self, response: _Response, attempt: int) -> float | None:
         """Seconds to wait before retrying this response, or None to return it."""
@@ -470,7 +429,7 @@ class HttpFetcher:
 
     def _open_session(self) -> aiohttp.ClientSession:
         if self._session is None:
-            state = "closed" if self._state is _State.CLOSED else "not opened (use async with)"
+            state = "closed" if self._state == "closed" else "not opened (use async with)"
             raise RuntimeError(f"HttpFetcher is {state}")
         return self._session
 
@@ -478,7 +437,7 @@ class HttpFetcher:
 # ---------------------------------------------------------------- redirects (shared)
 
 
-def follow_redirect(
+async def follow_redirect(
     current: str,
     location: str,
     *,
@@ -486,12 +445,13 @@ def follow_redirect(
     hops: int,
     max_redirects: int,
     policy: AddressPolicy,
+    check_hop: HopCheck | None,
 ) -> Target:
     """The checked target of redirect hop number ``hops`` from ``current`` to ``location``.
 
     The one rule for live and replayed fetches: at most ``max_redirects`` hops, http(s)
     only, each target passed by the address guard, no loop back to a URL in ``seen``
-    (the target is added to it).
+    (the target is added to it), then the caller's ``check_hop``.
     """
     if hops > max_redirects:
         raise TooManyRedirectsError(current, f"more than {max_redirects} redirects")
@@ -506,6 +466,9 @@ def follow_redirect(
     if target.url in seen:
         raise TooManyRedirectsError(current, f"redirect loop back to {target.url}")
     seen.add(target.url)
+    if check_hop is not None:
+        await check_hop(target.url)
+    logger.debug("redirect %s -> %s", current, target.url)
     return target
 
 
@@ -520,6 +483,23 @@ def redirect_location(status: int, headers: Headers) -> str | None:
 # ---------------------------------------------------------------- responses
 
 
+def _exchange_of(
+    hop: tuple[str, int], target: Target, response: _Response, started_at: datetime
+) -> Exchange:
+    """One completed exchange as the observer (capture) is told it."""
+    fetch_url, number = hop
+    return Exchange(
+        **{name: getattr(response, name) for name in _EXCHANGED},
+        fetch_url=fetch_url,
+        hop=number,
+        url=target.url,
+        method="GET",
+        http_version=response.version,
+        body_read=response.location is None,
+        started_at=started_at,
+    )
+
+
 async def _read_response(
     resp: aiohttp.ClientResponse, url: str, cap: _BodyCap, known_address: str | None
 ) -> _Response:
@@ -529,10 +509,9 @@ async def _read_response(
     sent = Headers.of((str(k), v) for k, v in resp.request_info.headers.items())
     reason = resp.reason or ""
     version = f"{resp.version.major}.{resp.version.minor}" if resp.version else "1.1"
-    if location is not None:  # the body is never read
-        return _Response(resp.status, headers, b"", address, location, reason, version, sent)
-    body = await _read_body(resp, headers, url, cap)
-    return _Response(resp.status, headers, body, address, None, reason, version, sent)
+    # A redirect's body is never read.
+    body = b"" if location is not None else await _read_body(resp, headers, url, cap)
+    return _Response(resp.status, headers, body, address, location, reason, version, sent)
 
 
 def _peer_address(resp: aiohttp.ClientResponse) -> str | None:

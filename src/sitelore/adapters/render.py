@@ -15,7 +15,6 @@ import dataclasses
 import logging
 import os
 import shutil
-from types import TracebackType
 from typing import Self
 
 from playwright.async_api import Browser, Playwright, Request, Route, async_playwright
@@ -30,6 +29,8 @@ __all__ = ["PlaywrightRenderer", "find_chromium"]
 log = logging.getLogger(__name__)
 
 _FETCHED_TYPES = frozenset({"document", "script", "stylesheet", "xhr", "fetch"})
+#: Headers that describe the fetched body, not the rendered one.
+_BODY_HEADERS = frozenset({"content-type", "content-length"})
 _CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 _CHROMIUM_ARGS = (
     "--headless=new",
@@ -55,6 +56,7 @@ def find_chromium() -> str | None:
     return None
 
 
+@dataclasses.dataclass(kw_only=True, eq=False)
 class PlaywrightRenderer:
     """Turns a fetched HTML snapshot into the HTML its scripts produce.
 
@@ -66,30 +68,24 @@ class PlaywrightRenderer:
         max_bytes: cap on each sub-request's body.
     """
 
-    def __init__(
-        self,
-        *,
-        fetcher: Fetcher,
-        user_agent: str,
-        timeout: float = 15.0,
-        max_requests: int = 50,
-        max_bytes: int = 5 * 1024 * 1024,
-        executable: str | None = None,
-    ) -> None:
-        self._fetcher = fetcher
-        self._user_agent = user_agent
-        self._timeout = timeout
-        self._max_requests = max_requests
-        self._max_bytes = max_bytes
-        self._executable = executable or find_chromium()
-        self._playwright: Playwright | None = None
-        self._browser: Browser | None = None
+    fetcher: Fetcher
+    user_agent: str
+    timeout: float = 15.0
+    max_requests: int = 50
+    max_bytes: int = 5 * 1024 * 1024
+    #: The Chromium to drive (default: :func:`find_chromium`'s, looked up when built).
+    executable: str | None = None
+    _playwright: Playwright | None = dataclasses.field(default=None, init=False)
+    _browser: Browser | None = dataclasses.field(default=None, init=False)
+
+    def __post_init__(self) -> None:
+        self.executable = self.executable or find_chromium()
 
     async def _fetch(self, url: str) -> Snapshot:
-        return await self._fetcher.fetch(url, max_bytes=self._max_bytes)
+        return await self.fetcher.fetch(url, max_bytes=self.max_bytes)
 
     async def __aenter__(self) -> Self:
-        if self._executable is None:
+        if self.executable is None:
             raise UsageError(
                 "--render: no Chromium found; install the system package "
                 "(apt-get install chromium) or set SITELORE_CHROMIUM"
@@ -97,21 +93,16 @@ class PlaywrightRenderer:
         self._playwright = await async_playwright().start()
         try:
             self._browser = await self._playwright.chromium.launch(
-                executable_path=self._executable, args=list(_CHROMIUM_ARGS)
+                executable_path=self.executable, args=list(_CHROMIUM_ARGS)
             )
         except PlaywrightError as exc:
             await self._playwright.stop()
             raise UsageError(
-                f"--render: Chromium at {self._executable} did not start: {exc}"
+                f"--render: Chromium at {self.executable} did not start: {exc}"
             ) from exc
         return self
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    async def __aexit__(self, *exc_info: object) -> None:
         if self._browser is not None:
             await self._browser.close()
         if self._playwright is not None:
@@ -127,9 +118,9 @@ class PlaywrightRenderer:
         if self._browser is None:
             raise RuntimeError("PlaywrightRenderer used outside 'async with'")
         context = await self._browser.new_context(
-            user_agent=self._user_agent, service_workers="block", accept_downloads=False
+            user_agent=self.user_agent, service_workers="block", accept_downloads=False
         )
-        budget = _Budget(self._max_requests)
+        budget = _Budget(self.max_requests)
         try:
             page = await context.new_page()
             await page.route(
@@ -138,21 +129,15 @@ class PlaywrightRenderer:
             )
             try:
                 await page.goto(
-                    snapshot.final_url, wait_until="networkidle", timeout=self._timeout * 1000
+                    snapshot.final_url, wait_until="networkidle", timeout=self.timeout * 1000
                 )
             except PlaywrightError as exc:
                 log.info("render of %s did not settle: %s", snapshot.final_url, exc)
             html = await page.content()
         finally:
             await context.close()
-        headers = Headers.of(
-            [
-                (k, v)
-                for k, v in snapshot.headers
-                if k.lower() not in ("content-type", "content-length")
-            ]
-            + [("Content-Type", "text/html; charset=utf-8")]
-        )
+        kept = [(k, v) for k, v in snapshot.headers if k.lower() not in _BODY_HEADERS]
+        headers = Headers.of([*kept, ("Content-Type", "text/html; charset=utf-8")])
         return dataclasses.replace(snapshot, body=html.encode("utf-8"), headers=headers)
 
     async def _serve(
@@ -190,12 +175,12 @@ class PlaywrightRenderer:
         )
 
 
+@dataclasses.dataclass(slots=True)
 class _Budget:
     """How many sub-requests one page may still make."""
 
-    def __init__(self, limit: int) -> None:
-        self.left = limit
-        self.first = True
+    left: int
+    first: bool = True
 
     def take(self) -> bool:
         if self.left <= 0:

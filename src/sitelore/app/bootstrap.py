@@ -13,10 +13,10 @@ that use it, not by this module: commands that only read the store (``search``,
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator, Mapping
+import dataclasses
+from collections.abc import AsyncIterator
 from pathlib import Path
-from types import TracebackType
-from typing import TYPE_CHECKING, Protocol, Self, TextIO, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, TextIO, Unpack, runtime_checkable
 
 from sitelore.adapters.clock import SystemClock
 from sitelore.adapters.convert_pool import ProcessConverter
@@ -33,7 +33,6 @@ from sitelore.core.ports import (
     Converter,
     ExchangeObserver,
     Fetcher,
-    HopCheck,
     Renderer,
     Resolver,
     Snapshots,
@@ -41,7 +40,7 @@ from sitelore.core.ports import (
 )
 
 if TYPE_CHECKING:
-    from sitelore.adapters.fetcher import HttpFetcher
+    from sitelore.adapters.fetcher import FetchOptions, HttpFetcher
     from sitelore.adapters.snapshots import WarcExport
     from sitelore.app.rebuild import Convert, ReconvertReport
     from sitelore.core.robots import RobotsMemo
@@ -50,7 +49,7 @@ if TYPE_CHECKING:
 __all__ = ["Runtime", "resolve_problem"]
 
 
-class Runtime:
+class Runtime(contextlib.AbstractAsyncContextManager["Runtime"]):
     """Settings plus the long-lived pieces (store, address policy) of one process.
 
     ::
@@ -89,15 +88,7 @@ class Runtime:
         self._origins: Origins | None = None
         self._robots_memo: RobotsMemo | None = None
 
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    async def __aexit__(self, *exc_info: object) -> None:
         await self.aclose()
 
     async def aclose(self) -> None:
@@ -130,7 +121,7 @@ class Runtime:
             )
         return self._pool
 
-    async def _checked_store(self) -> Store:
+    async def checked_store(self) -> Store:
         """The store, checked before a crawl fetches anything.
 
         An unusable location or an unreachable database fails here, as itself
@@ -230,7 +221,7 @@ class Runtime:
         from sitelore.crawl.sitemap_loader import make_sitemap_loader
 
         self.check_url(seed)
-        store = await self._checked_store()
+        store = await self.checked_store()
         converter = self.converter
         if isinstance(converter, ProcessConverter):
             await converter.warm()  # worker start-up is not crawl time
@@ -359,24 +350,15 @@ class _Connects(Protocol):
         ...
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
 class _NoArchive:
     """The fetcher of a crawl whose archive could not be opened: every fetch fails."""
 
-    def __init__(self, error: ArchiveError) -> None:
-        self._error = error
+    error: ArchiveError
 
-    async def fetch(
-        self,
-        url: str,
-        *,
-        max_bytes: int | None = None,
-        headers: Mapping[str, str] | None = None,
-        check_hop: HopCheck | None = None,
-        timeout: float | None = None,
-        truncate: bool = False,
-    ) -> Snapshot:
+    async def fetch(self, url: str, **options: Unpack[FetchOptions]) -> Snapshot:
         """Raise the archive's error (the crawl is refused before any fetch anyway)."""
-        raise self._error
+        raise self.error
 
 
 def _renderer(

@@ -22,7 +22,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from sitelore.adapters.frontier_redis import CrawlStatus, RedisFrontier
-from sitelore.adapters.store import PostgresStore
 from sitelore.app.bootstrap import Runtime
 from sitelore.app.worker import (
     CrawlMeta,
@@ -159,12 +158,9 @@ async def run_worker(
                 ),
             )
 
-        store = runtime.store
-        if isinstance(store, PostgresStore):
-            await store.open()  # fail now, not on the first page
         worker = Worker(
             frontier=frontier,
-            store=store,
+            store=await runtime.checked_store(),  # fail now, not on the first page
             fetch_path=fetch_path,
             config=WorkerConfig(
                 worker_id=worker_id or default_worker_id(),

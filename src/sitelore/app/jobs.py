@@ -67,30 +67,31 @@ class JobEvent:
     page: PageOutcome | None
 
 
+@dataclasses.dataclass(eq=False)
 class Job:
-    """One crawl running in the background; read its fields, follow its events."""
+    """One crawl running in the background; read its fields, follow its events.
 
-    def __init__(
-        self, job_id: str, seed: str, requested: CrawlOptions, limits: Limits, now: datetime
-    ) -> None:
-        self.id = job_id
-        self.seed = seed
-        self.requested = requested
-        self.applied, _ = requested.clamp(limits)
-        self.created_at = now
-        self.finished_at: datetime | None = None
-        self.status = JobStatus.RUNNING
-        self.pages: list[PageOutcome] = []
-        #: The crawl summary once the job has ended (partial when cancelled).
-        self.summary: CrawlSummary | None = None
-        #: Why the job failed (a usage error such as a robots.txt refusal, or a bug).
-        self.error: BaseException | None = None
-        #: Why the job was interrupted (the server stopping), when it was.
-        self.interrupted_by: str | None = None
-        self._events: list[JobEvent] = []
-        self._changed = asyncio.Event()
-        self._task: asyncio.Task[None] | None = None
-        self._live: CrawlRun | None = None
+    ``applied`` is ``requested`` clamped to the operator's caps.
+    """
+
+    id: str
+    seed: str
+    requested: CrawlOptions
+    applied: CrawlOptions
+    created_at: datetime
+    finished_at: datetime | None = None
+    status: JobStatus = JobStatus.RUNNING
+    pages: list[PageOutcome] = dataclasses.field(default_factory=list)
+    #: The crawl summary once the job has ended (partial when cancelled).
+    summary: CrawlSummary | None = None
+    #: Why the job failed (a usage error such as a robots.txt refusal, or a bug).
+    error: BaseException | None = None
+    #: Why the job was interrupted (the server stopping), when it was.
+    interrupted_by: str | None = None
+    _events: list[JobEvent] = dataclasses.field(default_factory=list, repr=False)
+    _changed: asyncio.Event = dataclasses.field(default_factory=asyncio.Event, repr=False)
+    _task: asyncio.Task[None] | None = dataclasses.field(default=None, repr=False)
+    _live: CrawlRun | None = dataclasses.field(default=None, repr=False)
 
     @property
     def skipped(self) -> dict[str, int]:
@@ -120,9 +121,8 @@ class Job:
                 yield event
             if self.finished:
                 return
-            waiter = self._changed
             try:
-                await asyncio.wait_for(waiter.wait(), heartbeat)
+                await asyncio.wait_for(self._changed.wait(), heartbeat)
             except TimeoutError:
                 yield None
 
@@ -150,12 +150,12 @@ class Job:
         self._push(None)
 
 
+@dataclasses.dataclass(slots=True)
 class CrawlSlots:
     """How many crawls may run at once; a crawl without a free slot is refused (BusyError)."""
 
-    def __init__(self, max_active: int = 4) -> None:
-        self.max_active = max_active
-        self.active = 0
+    max_active: int = 4
+    active: int = 0
 
     def take(self) -> None:
         """Take a slot; BusyError when none is free. Pair with :meth:`release`."""
@@ -223,7 +223,8 @@ class JobManager:
         keeps the pages' bodies).
         """
         self.slots.take()
-        job = Job(uuid.uuid4().hex, seed, requested, self._limits, self._now())
+        applied, _ = requested.clamp(self._limits)
+        job = Job(uuid.uuid4().hex, seed, requested, applied, self._now())
         self._jobs[job.id] = job
         run = self._run(job, open_crawl or self._open)
         job._task = asyncio.create_task(run, name=f"sitelore-job-{job.id}")
@@ -279,11 +280,9 @@ class JobManager:
                     job._record(page)
         except asyncio.CancelledError:
             # Asked for (DELETE or shutdown): the crawl's pages stay; the job just ends.
-            if self._stop_reason:
-                job.interrupted_by = self._stop_reason
-                job._end(JobStatus.INTERRUPTED, self._now(), run)
-            else:
-                job._end(JobStatus.CANCELLED, self._now(), run)
+            job.interrupted_by = self._stop_reason or None
+            stopped = JobStatus.INTERRUPTED if self._stop_reason else JobStatus.CANCELLED
+            job._end(stopped, self._now(), run)
         except Exception as exc:  # a job's failure is reported on the job, never raised
             if not isinstance(exc, SiteloreError):
                 log.exception("crawl job %s failed", job.id)

@@ -13,15 +13,19 @@ import contextlib
 import dataclasses
 from collections.abc import AsyncIterator, Callable, Mapping
 from datetime import timedelta
+from typing import TYPE_CHECKING, Unpack
 
 from sitelore.app.bootstrap import Runtime
 from sitelore.app.service import PageFailedError, submit_page
 from sitelore.core.errors import ErrorKind, UsageError
 from sitelore.core.models import PageOutcome, Snapshot, SnapshotMode, StoredDocument
 from sitelore.core.options import CrawlOptions
-from sitelore.core.ports import Fetcher, HopCheck, LiveFetcher
+from sitelore.core.ports import Fetcher, LiveFetcher
 from sitelore.core.robots import MAX_CRAWL_DELAY_MS, parse_robots_txt, robots_origin
 from sitelore.core.urls import normalize_url
+
+if TYPE_CHECKING:
+    from sitelore.adapters.fetcher import FetchOptions
 
 __all__ = [
     "MAX_MAP_URLS",
@@ -75,19 +79,11 @@ class KeptBodies:
         #: Told each URL as its fetch starts (robots.txt and sitemaps included).
         self.on_fetch = on_fetch
 
-    @property
-    def mode(self) -> SnapshotMode:
-        """Always ``live``."""
-        return SnapshotMode.LIVE
-
-    def fetch_path(
-        self, seed_id: str, live: LiveFetcher
-    ) -> contextlib.AbstractAsyncContextManager[Fetcher]:
-        """The real fetcher, wrapped so bodies are kept."""
-        return self._path(live)
+    mode = SnapshotMode.LIVE  #: always ``live``
 
     @contextlib.asynccontextmanager
-    async def _path(self, live: LiveFetcher) -> AsyncIterator[Fetcher]:
+    async def fetch_path(self, seed_id: str, live: LiveFetcher) -> AsyncIterator[Fetcher]:
+        """The real fetcher, wrapped so bodies are kept."""
         async with live(None) as inner:
             yield _KeepingFetcher(inner, self)
 
@@ -105,35 +101,19 @@ class KeptBodies:
         return min(MAX_CRAWL_DELAY_MS, rules.crawl_delay_ms or 0) / 1000
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
 class _KeepingFetcher:
-    def __init__(self, inner: Fetcher, keeper: KeptBodies) -> None:
-        self._inner = inner
-        self._keeper = keeper
+    inner: Fetcher
+    keeper: KeptBodies
 
-    async def fetch(
-        self,
-        url: str,
-        *,
-        max_bytes: int | None = None,
-        headers: Mapping[str, str] | None = None,
-        check_hop: HopCheck | None = None,
-        timeout: float | None = None,
-        truncate: bool = False,
-    ) -> Snapshot:
+    async def fetch(self, url: str, **options: Unpack[FetchOptions]) -> Snapshot:
         """Fetch through the real fetcher with the caller's headers; keep page bodies."""
-        if self._keeper.on_fetch is not None:
-            self._keeper.on_fetch(url)
-        sent = {**self._keeper.headers, **(headers or {})}
-        snapshot = await self._inner.fetch(
-            url,
-            max_bytes=max_bytes,
-            headers=sent or None,
-            check_hop=check_hop,
-            timeout=timeout,
-            truncate=truncate,
-        )
+        if self.keeper.on_fetch is not None:
+            self.keeper.on_fetch(url)
+        options["headers"] = {**self.keeper.headers, **(options.get("headers") or {})} or None
+        snapshot = await self.inner.fetch(url, **options)
         if snapshot.content_type in _KEPT_TYPES or url.endswith(_ROBOTS_PATH):
-            self._keeper.bodies[url] = snapshot
+            self.keeper.bodies[url] = snapshot
         return snapshot
 
 
@@ -191,6 +171,7 @@ async def stored_copy(runtime: Runtime, url: str, max_age_ms: int) -> StoredDocu
 MAX_MAP_URLS = 100_000
 
 
+@dataclasses.dataclass(slots=True)
 class _Collect:
     """A crawl's URL filter that follows nothing and remembers the URLs it is asked about.
 
@@ -198,11 +179,10 @@ class _Collect:
     the URLs that follow are the page's links, remembered only with ``links``.
     """
 
-    def __init__(self, seed: str, *, links: bool) -> None:
-        self.seed = seed
-        self.links = links
-        self.page_fetched = False
-        self.urls: dict[str, None] = {}
+    seed: str
+    links: bool
+    page_fetched: bool = False
+    urls: dict[str, None] = dataclasses.field(default_factory=dict)
 
     def seen(self, url: str) -> None:
         if url == self.seed:

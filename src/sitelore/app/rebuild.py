@@ -20,11 +20,13 @@ import logging
 from collections.abc import Callable
 from typing import Any, TextIO
 
+from pydantic.alias_generators import to_camel
+
 from sitelore.core.convert import to_document
 from sitelore.core.document_wire import DocumentOut
 from sitelore.core.errors import ArchiveError, ConversionError, FetchError
 from sitelore.core.linkstyle import LinkStyle
-from sitelore.core.models import CaptureRef, Document, FetchMeta, StoredDocument
+from sitelore.core.models import Document, FetchMeta
 from sitelore.core.ports import CaptureLinks, CaptureReader, Store
 
 __all__ = ["Convert", "ReconvertReport", "export_jsonl", "reconvert"]
@@ -57,29 +59,8 @@ class ReconvertReport:
     problems: list[str] = dataclasses.field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
-        """The ``reconvert --json`` shape."""
-        return {
-            "documents": self.documents,
-            "reconverted": self.reconverted,
-            "changed": self.changed,
-            "unchanged": self.unchanged,
-            "noCapture": self.no_capture,
-            "unreadable": self.unreadable,
-            "failed": self.failed,
-            "notIndexed": self.not_indexed,
-            "changedIds": list(self.changed_ids),
-            "problems": list(self.problems),
-        }
-
-
-async def _stored_links(store: Store, url: str, fallback: tuple[str, ...]) -> tuple[str, ...]:
-    """The links the crawl stored for ``url`` (kept as they were), when the store tells."""
-    known_page = getattr(store, "known_page", None)
-    if known_page is None:
-        return fallback
-    known = await known_page(url)
-    links = getattr(known, "links", None)
-    return tuple(links) if links is not None else fallback
+        """The ``reconvert --json`` shape: every field, its name in camelCase."""
+        return {to_camel(name): value for name, value in dataclasses.asdict(self).items()}
 
 
 async def reconvert(
@@ -98,51 +79,35 @@ async def reconvert(
         stored = await store.get(document_id)
         if stored is None:  # deleted meanwhile
             continue
-        await _reconvert_one(store, reader, rebuild, stored, ref, report)
+        try:
+            snapshot = await reader.read(ref)
+        except ArchiveError as exc:
+            report.unreadable += 1
+            report.problems.append(f"{stored.url}: {exc}")
+            continue
+        try:
+            document = rebuild(snapshot.body, snapshot.content_type, stored.url, snapshot.charset)
+        except (ConversionError, FetchError) as exc:
+            report.failed += 1
+            report.problems.append(f"{stored.url}: {exc}")
+            continue
+        if document.noindex:
+            report.not_indexed += 1
+            report.problems.append(f"{stored.url}: the converter now says noindex; left as it was")
+            continue
+        known = await store.known_page(stored.url)  # the links as the crawl stored them
+        links = known.links if known is not None and known.links is not None else document.links
+        meta = FetchMeta(**{f.name: getattr(stored, f.name) for f in dataclasses.fields(FetchMeta)})
+        document = dataclasses.replace(document, url=stored.url, links=links)
+        result = await store.upsert(document, meta)
+        report.reconverted += 1
+        if result.changed:
+            report.changed += 1
+            report.changed_ids.append(result.id)
+            log.info("reconverted %s: changed", stored.url)
+        else:
+            report.unchanged += 1
     return report
-
-
-async def _reconvert_one(
-    store: Store,
-    reader: CaptureReader,
-    rebuild: Convert,
-    stored: StoredDocument,
-    ref: CaptureRef,
-    report: ReconvertReport,
-) -> None:
-    try:
-        snapshot = await reader.read(ref)
-    except ArchiveError as exc:
-        report.unreadable += 1
-        report.problems.append(f"{stored.url}: {exc}")
-        return
-    try:
-        document = rebuild(snapshot.body, snapshot.content_type, stored.url, snapshot.charset)
-    except (ConversionError, FetchError) as exc:
-        report.failed += 1
-        report.problems.append(f"{stored.url}: {exc}")
-        return
-    if document.noindex:
-        report.not_indexed += 1
-        report.problems.append(f"{stored.url}: the converter now says noindex; left as it was")
-        return
-    links = await _stored_links(store, stored.url, document.links)
-    document = dataclasses.replace(document, url=stored.url, links=links)
-    meta = FetchMeta(
-        status=stored.status,
-        content_type=stored.content_type,
-        fetched_at=stored.fetched_at,
-        etag=stored.etag,
-        last_modified=stored.last_modified,
-    )
-    result = await store.upsert(document, meta)
-    report.reconverted += 1
-    if result.changed:
-        report.changed += 1
-        report.changed_ids.append(result.id)
-        log.info("reconverted %s: changed", stored.url)
-    else:
-        report.unchanged += 1
 
 
 async def export_jsonl(store: Store, out: TextIO, *, style: LinkStyle = "inline") -> int:

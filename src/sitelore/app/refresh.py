@@ -150,16 +150,24 @@ async def update_source(
                     on_page(outcome)
             summary = run.summary
     except UsageError as exc:
-        report = ChangeReport(
-            source=name, seed=spec.url, started_at=started, finished_at=clock.now(), error=str(exc)
-        )
-        await runtime.store.record_change_report(report)
-        return UpdateOutcome(report)
+        return await _refused(runtime, name, spec, started, exc)
     report = ChangeReport.from_summary(
         name, summary, started_at=started, finished_at=clock.now(), error=_refresh_error(summary)
     )
     await runtime.store.record_change_report(report)
     return UpdateOutcome(report, summary)
+
+
+async def _refused(
+    runtime: Runtime, name: str, spec: SourceSpec, started: datetime, exc: UsageError
+) -> UpdateOutcome:
+    """Record a refresh refused before its first page as a failed one."""
+    end = runtime.clock.now()
+    report = ChangeReport(
+        source=name, seed=spec.url, started_at=started, finished_at=end, error=str(exc)
+    )
+    await runtime.store.record_change_report(report)
+    return UpdateOutcome(report)
 
 
 async def update_source_scaled(
@@ -172,18 +180,13 @@ async def update_source_scaled(
     """
     from sitelore.app.bootstrap_scale import run_and_wait  # the scale extra, when used
 
-    clock = runtime.clock
-    started = clock.now()
+    started = runtime.clock.now()
     try:
         crawl = await run_and_wait(
             runtime.settings, frontier_url, spec.url, spec.crawl_options(), incremental=True
         )
     except UsageError as exc:
-        report = ChangeReport(
-            source=name, seed=spec.url, started_at=started, finished_at=clock.now(), error=str(exc)
-        )
-        await runtime.store.record_change_report(report)
-        return UpdateOutcome(report)
+        return await _refused(runtime, name, spec, started, exc)
     lists: dict[str, list[str]] = {}
     seen: set[str] = set()
     for kind, url in crawl.changes:  # a reclaimed page reports again: its first change counts
@@ -200,7 +203,7 @@ async def update_source_scaled(
         source=name,
         seed=spec.url,
         started_at=started,
-        finished_at=clock.now(),
+        finished_at=runtime.clock.now(),
         pages_crawled=status.stats.get("fetched", 0),
         error=f"the start page failed: {seed_error}" if seed_error else None,
         truncated=status.meta.get("truncated_reason", "") in ("max_pages", "deadline"),

@@ -11,7 +11,7 @@ The Redis adapter lives in ``sitelore.app.worker`` (it needs the Redis client).
 
 from __future__ import annotations
 
-from sitelore.crawl.engine import CrawlRun, Spider, UrlCheck
+from sitelore.crawl.engine import CrawlRun, Spider
 from sitelore.crawl.memory import Origins
 
-__all__ = ["CrawlRun", "Origins", "Spider", "UrlCheck"]
+__all__ = ["CrawlRun", "Origins", "Spider"]

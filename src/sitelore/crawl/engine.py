@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 from collections.abc import Callable
 
@@ -42,13 +43,12 @@ from sitelore.core.convert import DocumentConverter
 from sitelore.core.errors import (
     FetchTimeoutError,
     RobotsDeniedError,
-    RobotsRefusedError,
     SiteloreError,
 )
 from sitelore.core.models import CrawlSummary, PageError, PageOutcome, SkipReason, Snapshot
 from sitelore.core.options import CrawlOptions, Limits
 from sitelore.core.ports import Clock, Converter, Fetcher, Renderer, Store
-from sitelore.core.robots import RobotsPolicy, robots_origin, unreachable_reason
+from sitelore.core.robots import RobotsPolicy
 from sitelore.core.sitemaps import SitemapLoader
 from sitelore.core.urls import Scope, normalize_url, origin
 from sitelore.crawl.frontier import Frontier
@@ -56,7 +56,7 @@ from sitelore.crawl.loop import run_slots
 from sitelore.crawl.memory import MemoryFrontier, Origins
 from sitelore.crawl.page import PagePipeline
 from sitelore.crawl.revisit import Revisit
-from sitelore.crawl.seeding import read_sitemaps, sitemap_warnings
+from sitelore.crawl.seeding import check_seed_rules, read_sitemaps
 
 __all__ = ["CrawlRun", "Spider", "UrlCheck"]
 
@@ -65,14 +65,8 @@ log = logging.getLogger(__name__)
 #: Raises ``InvalidURLError`` / ``BlockedURLError`` for a URL refused before any I/O.
 UrlCheck = Callable[[str], object]
 
-_DEADLINE = "deadline"
 
-
-def _no_check(url: str) -> object:
-    """Accept every URL (the fetcher still guards each request)."""
-    return url
-
-
+@dataclasses.dataclass(kw_only=True, eq=False)
 class Spider:
     """Runs crawls over injected ports; one Spider may run several crawls in turn.
 
@@ -92,42 +86,27 @@ class Spider:
         paced: keep per-origin spacing (False when replaying an archive: no server).
         origins: per-origin locks and spacing shared with other crawls of the process
             (default: this spider's own).
-        max_attempts: requests per URL before a retryable failure is final.
+        renderer: runs a page's scripts (``--render``).
     """
 
-    def __init__(
-        self,
-        *,
-        fetcher: Fetcher,
-        store: Store,
-        robots: RobotsPolicy,
-        clock: Clock,
-        limits: Limits | None = None,
-        url_check: UrlCheck | None = None,
-        renderer: Renderer | None = None,
-        convert: Converter | None = None,
-        sitemaps: SitemapLoader | None = None,
-        incremental: bool = False,
-        robots_agent: str = "sitelore",
-        paced: bool = True,
-        origins: Origins | None = None,
-        max_attempts: int = 3,
-    ) -> None:
-        self._fetcher = fetcher
-        self._store = store
-        self._robots = robots
-        self._clock = clock
-        self._limits = limits or Limits()
-        self._url_check = url_check or _no_check
-        self._renderer = renderer
-        # In-process default: one converter per spider remembers resolved links.
-        self._converter: Converter = convert or DocumentConverter()
-        self._sitemaps = sitemaps
-        self._revisit = Revisit(store, clock, enabled=incremental)
-        self._robots_agent = robots_agent
-        self._paced = paced
-        self._origins = origins or Origins()
-        self._max_attempts = max_attempts
+    fetcher: Fetcher
+    store: Store
+    robots: RobotsPolicy
+    clock: Clock
+    limits: Limits = dataclasses.field(default_factory=Limits)
+    url_check: UrlCheck | None = None
+    renderer: Renderer | None = None
+    convert: Converter | None = None
+    sitemaps: SitemapLoader | None = None
+    incremental: bool = False
+    robots_agent: str = "sitelore"
+    paced: bool = True
+    origins: Origins = dataclasses.field(default_factory=Origins)
+    #: ``convert``, else in this process: one converter per spider remembers resolved links.
+    converter: Converter = dataclasses.field(init=False)
+
+    def __post_init__(self) -> None:
+        self.converter = self.convert or DocumentConverter()
 
     def crawl(self, seed: str, options: CrawlOptions, *, deadline: float | None = None) -> CrawlRun:
         """Start a crawl of ``seed``; iterate the result for outcomes, then read ``summary``.
@@ -139,7 +118,7 @@ class Spider:
         return CrawlRun(self, seed, options, deadline)
 
 
-class CrawlRun:
+class CrawlRun(contextlib.AbstractAsyncContextManager["CrawlRun"]):
     """One crawl in progress: an async iterator of :class:`PageOutcome`, then a summary.
 
     ::
@@ -163,7 +142,6 @@ class CrawlRun:
         self._task: asyncio.Task[None] | None = None
         self._closed = False
         self._frontier: Frontier | None = None
-        self._memory: MemoryFrontier | None = None
         self._refusal: PageError | None = None
 
     def refuse(self, error: SiteloreError) -> None:
@@ -204,14 +182,11 @@ class CrawlRun:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
 
-    async def __aenter__(self) -> CrawlRun:
-        return self
-
     async def __aexit__(self, *exc_info: object) -> None:
         await self.aclose()
 
     async def _run(self) -> None:
-        clock = self._spider._clock
+        clock = self._spider.clock
         started = clock.monotonic()
         try:
             await self._crawl(started)
@@ -247,20 +222,16 @@ class CrawlRun:
             summary.truncated = True
             summary.truncated_reason = frontier.truncated_reason
         if summary.truncated:
-            summary.warnings.append(
-                f"stopped at {summary.truncated_reason}"
-                + (
-                    f" (max_pages={self._options.max_pages})"
-                    if summary.truncated_reason == "max_pages"
-                    else ""
-                )
-                + f"; {summary.unfetched} discovered URLs were not fetched"
-            )
+            why = summary.truncated_reason
+            cap = f" (max_pages={self._options.max_pages})" if why == "max_pages" else ""
+            unfetched = f"{summary.unfetched} discovered URLs were not fetched"
+            summary.warnings.append(f"stopped at {why}{cap}; {unfetched}")
 
     async def _crawl(self, started: float) -> None:
         spider, options = self._spider, self._options
         seed = normalize_url(self.summary.seed)  # InvalidURLError: a usage error
-        spider._url_check(seed)
+        check = spider.url_check or str  # none: every URL (the fetcher still guards each)
+        check(seed)
         self.summary.seed = seed
         if self._refusal is not None:
             self.emit(PageOutcome(url=seed, depth=0, error=self._refusal))
@@ -272,43 +243,42 @@ class CrawlRun:
         )
         memory = MemoryFrontier(
             frontier,
-            spider._origins,
+            spider.origins,
             self,
-            clock=spider._clock,
+            clock=spider.clock,
             delay=options.delay,
             deadline=deadline,
-            paced=spider._paced,
+            paced=spider.paced,
         )
         await self._check_seed_robots(seed, memory)
-        self._frontier, self._memory = frontier, memory
+        self._frontier = frontier
         pipeline = PagePipeline(
             options=options,
             scope=scope,
-            limits=spider._limits,
-            fetcher=spider._fetcher,
-            store=spider._store,
-            robots=spider._robots,
-            clock=spider._clock,
-            url_check=spider._url_check,
-            converter=spider._converter,
-            revisit=spider._revisit,
-            max_attempts=spider._max_attempts,
-            robots_agent=spider._robots_agent,
-            renderer=spider._renderer,
-            sub_fetch=_SubRequests(spider, memory).fetch if spider._renderer else None,
+            limits=spider.limits,
+            fetcher=spider.fetcher,
+            store=spider.store,
+            robots=spider.robots,
+            clock=spider.clock,
+            url_check=check,
+            converter=spider.converter,
+            revisit=Revisit(spider.store, spider.clock, enabled=spider.incremental),
+            robots_agent=spider.robots_agent,
+            renderer=spider.renderer,
+            sub_fetch=_SubRequests(spider, memory).fetch if spider.renderer else None,
         )
         try:
-            async with asyncio.timeout(max(0.0, deadline - spider._clock.monotonic())):
-                if options.sitemap and spider._sitemaps is not None:
+            async with asyncio.timeout(max(0.0, deadline - spider.clock.monotonic())):
+                if options.sitemap and spider.sitemaps is not None:
                     await self._seed_from_sitemaps(seed, frontier, memory)
                 await run_slots(memory, pipeline.process, options.concurrency)
         except TimeoutError:
-            self.truncate(_DEADLINE)
+            self.truncate("deadline")
 
     async def _check_seed_robots(self, seed: str, memory: MemoryFrontier) -> None:
         if not self._options.respect_robots:
             return
-        robots, key = self._spider._robots, origin(seed)
+        robots, key = self._spider.robots, origin(seed)
         if await robots.cached(seed) is None:
             # Fetching robots.txt is a request to the origin: spaced, one at a time.
             async with memory.origins.lock(key):
@@ -320,34 +290,29 @@ class CrawlRun:
                     finally:
                         memory.record_request(key)
         rules = await robots.rules_for(seed)
-        robots_url = robots_origin(seed) + "/robots.txt"
-        if rules.unreachable:
-            raise RobotsRefusedError(seed, robots_url, unreachable_reason(rules))
-        if not await self._spider._robots.is_allowed(seed):
-            raise RobotsRefusedError(seed, robots_url, "the start URL is disallowed by robots.txt")
-        memory.origins.politeness.set_crawl_delay(origin(seed), rules.crawl_delay_ms)
+        check_seed_rules(seed, rules)
+        memory.origins.politeness.set_crawl_delay(key, rules.crawl_delay_ms)
 
     async def _seed_from_sitemaps(
         self, seed: str, frontier: Frontier, memory: MemoryFrontier
     ) -> None:
         """Offer the sitemaps' URLs at depth 1 (scope, caps and robots still apply)."""
         spider = self._spider
-        assert spider._sitemaps is not None
+        assert spider.sitemaps is not None
 
         async def wait_turn(key: str) -> bool:
-            return memory.throttled(key) is None and await memory.wait_turn(key)
+            return key not in memory.throttles and await memory.wait_turn(key)
 
-        found = await read_sitemaps(
+        urls, warnings = await read_sitemaps(
             seed,
-            loader=spider._sitemaps,
-            robots=spider._robots if self._options.respect_robots else None,
+            loader=spider.sitemaps,
+            robots=spider.robots if self._options.respect_robots else None,
             wait_turn=wait_turn,
-            warn=self.warn,
         )
-        for url in found.urls:
+        for url in urls:
             frontier.offer(url, 1)
-        self.summary.sitemap_urls = len(found.urls)
-        self.summary.warnings.extend(sitemap_warnings(found))
+        self.summary.sitemap_urls = len(urls)
+        self.summary.warnings.extend(warnings)
 
     # --- the memory frontier's reporter ---------------------------------------------------
 
@@ -374,6 +339,7 @@ class CrawlRun:
         self.summary.warnings.append(line)
 
 
+@dataclasses.dataclass(slots=True)
 class _SubRequests:
     """A rendered page's own requests, as politely as pages.
 
@@ -382,42 +348,37 @@ class _SubRequests:
     previous exchange.
     """
 
-    def __init__(self, spider: Spider, memory: MemoryFrontier) -> None:
-        self._spider = spider
-        self._memory = memory
-        self._locks: dict[str, asyncio.Lock] = {}
+    spider: Spider
+    memory: MemoryFrontier
+    _locks: dict[str, asyncio.Lock] = dataclasses.field(default_factory=dict)
 
     async def fetch(self, url: str) -> Snapshot:
-        spider = self._spider
-        if not await spider._robots.is_allowed(url):
+        spider = self.spider
+        if not await spider.robots.is_allowed(url):
             raise RobotsDeniedError(url, "page resource disallowed by robots.txt")
         key = origin(url)
         lock = self._locks.setdefault(key, asyncio.Lock())
         async with lock:
-            if not await self._memory.wait_turn(key):
+            if not await self.memory.wait_turn(key):
                 raise FetchTimeoutError(url, "no time left before the crawl deadline")
             try:
-                return await spider._fetcher.fetch(
+                return await spider.fetcher.fetch(
                     url,
-                    max_bytes=spider._limits.max_page_bytes,
-                    timeout=spider._limits.page_timeout_seconds,
+                    max_bytes=spider.limits.max_page_bytes,
+                    timeout=spider.limits.page_timeout_seconds,
                     check_hop=self._check_hop,
                 )
             finally:
-                self._memory.record_request(key)
+                self.memory.record_request(key)
 
     async def _check_hop(self, url: str) -> None:
-        if not await self._spider._robots.is_allowed(url):
+        if not await self.spider.robots.is_allowed(url):
             raise RobotsDeniedError(url, "redirect target disallowed by robots.txt")
 
 
 def _first_sitelore_error(group: BaseExceptionGroup[BaseException]) -> SiteloreError | None:
     """The first SiteloreError among an exception group's leaves, if any."""
-    for exc in group.exceptions:
-        if isinstance(exc, SiteloreError):
-            return exc
-        if isinstance(exc, BaseExceptionGroup):
-            found = _first_sitelore_error(exc)
-            if found is not None:
-                return found
-    return None
+    found: BaseException | None = group.subgroup(lambda exc: isinstance(exc, SiteloreError))
+    while isinstance(found, BaseExceptionGroup):
+        found = found.exceptions[0]
+    return found if isinstance(found, SiteloreError) else None

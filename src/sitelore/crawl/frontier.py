@@ -66,7 +66,7 @@ if TYPE_CHECKING:
     from sitelore.core.options import CrawlOptions
     from sitelore.core.urls import Scope
 
-__all__ = ["CrawlItem", "Frontier"]
+__all__ = ["CrawlItem", "Frontier", "LinkJudge"]
 
 # States in the known table (one small int per URL).
 _QUEUED: Final = 0
@@ -93,6 +93,45 @@ class CrawlItem(NamedTuple):
     via: str | None = None
 
 
+class LinkJudge:
+    """Which discovered links a crawl admits: not known yet, within the depth, in scope.
+
+    ``known`` maps every URL judged (and any the caller adds) to its state; a URL
+    too deep is remembered apart, as it may still come back shallower. Local crawls
+    (:class:`Frontier`) and scale-out workers (before sending links to Redis) judge
+    links here, so both count the same skips.
+    """
+
+    __slots__ = ("known", "max_depth", "scope", "too_deep")
+
+    def __init__(self, scope: Scope, max_depth: int) -> None:
+        self.scope = scope
+        self.max_depth = max_depth
+        self.known: dict[str, int] = {}
+        self.too_deep: set[str] = set()
+
+    def judge(self, url: str, depth: int) -> SkipReason | None:
+        """Admit a valid normalised URL (None), or say why not (the caller counts it)."""
+        if url in self.known:
+            return SkipReason.DUPLICATE
+        if depth > self.max_depth:
+            if url in self.too_deep:
+                return SkipReason.DUPLICATE
+            self.too_deep.add(url)
+            return SkipReason.DEPTH
+        if self.scope.allows_normalized(url) is not None:
+            self.known[url] = _FILTERED
+            return SkipReason.FILTERED
+        self.too_deep.discard(url)
+        self.known[url] = _QUEUED
+        return None
+
+    def claim(self, url: str) -> None:
+        """Know ``url`` from now on, whatever its scope (a redirect target being fetched)."""
+        self.known[url] = _FETCHED
+        self.too_deep.discard(url)
+
+
 class Frontier:
     """BFS queue, known-URL table, depth limit and page budget of one crawl.
 
@@ -110,40 +149,37 @@ class Frontier:
     """
 
     __slots__ = (
+        "_attempts",
         "_cache",
         "_counts",
         "_examples",
-        "_extra",
         "_hops",
         "_in_flight",
         "_known",
         "_levels",
-        "_max_depth",
+        "_links",
         "_max_pages",
         "_queued",
-        "_scope",
         "_taken",
-        "_too_deep",
         "seed",
     )
 
     def __init__(self, seed: str, options: CrawlOptions, scope: Scope) -> None:
         """Admit ``seed`` at depth 0 (raises InvalidURLError if it is not a crawlable URL)."""
         self.seed: str = normalize_url(seed)
-        self._scope = scope
-        self._max_depth = options.max_depth
+        self._links = LinkJudge(scope, options.max_depth)
         self._max_pages = options.max_pages
         self._cache: dict[str, str | None] = {seed: self.seed}
-        self._known: dict[str, int] = {self.seed: _QUEUED}
+        self._known = self._links.known
+        self._known[self.seed] = _QUEUED
         self._levels: list[deque[str]] = [deque((self.seed,))]
         self._in_flight: list[int] = [0]
-        self._too_deep: set[str] = set()
         self._counts: dict[SkipReason, int] = {}
         self._examples: dict[SkipReason, list[str]] = {}
         self._queued = 1
         self._taken = 0
-        # Queued URLs that are more than a link: a retry (attempt) or a redirect target.
-        self._extra: dict[str, tuple[int, int, str | None]] = {}
+        # Queued URLs to try again, and their tries so far (redirect targets queue apart).
+        self._attempts: dict[str, int] = {}
         # Redirect targets: they go on with their page, on its page slot, before the rest.
         self._hops: deque[CrawlItem] = deque()
 
@@ -213,8 +249,7 @@ class Frontier:
             self._queued -= 1
             self._taken += 1
             self._in_flight[depth] += 1
-            extra = self._extra.pop(url, None)
-            return CrawlItem(url, depth) if extra is None else CrawlItem(url, depth, *extra)
+            return CrawlItem(url, depth, self._attempts.pop(url, 0))
         return None
 
     def release(self, item: CrawlItem, reason: SkipReason = SkipReason.ROBOTS) -> None:
@@ -240,7 +275,7 @@ class Frontier:
         self._known[item.url] = _QUEUED
         self._levels[item.depth].appendleft(item.url)
         if item.attempt:
-            self._extra[item.url] = (item.attempt, 0, None)
+            self._attempts[item.url] = item.attempt
         self._taken -= 1
 
     def offer_hop(self, item: CrawlItem, target: str) -> bool:
@@ -258,8 +293,7 @@ class Frontier:
         if self._known.get(normalized, _FILTERED) != _FILTERED:
             self._count(SkipReason.DUPLICATE)
             return False
-        self._known[normalized] = _FETCHED
-        self._too_deep.discard(normalized)
+        self._links.claim(normalized)
         self._hops.append(CrawlItem(normalized, item.depth, 0, item.hops + 1, item.via or item.url))
         self._queued += 1
         return True
@@ -362,29 +396,17 @@ class Frontier:
         return normalized
 
     def _judge(self, url: str, depth: int) -> SkipReason | None:
-        """Admit a valid normalised URL, or return why not (the caller counts it)."""
-        if url in self._known:
-            return SkipReason.DUPLICATE
-        if depth > self._max_depth:
-            if url in self._too_deep:
-                return SkipReason.DUPLICATE
-            self._too_deep.add(url)
-            return SkipReason.DEPTH
-        if self._scope.allows_normalized(url) is not None:
-            self._known[url] = _FILTERED
-            return SkipReason.FILTERED
-        self._too_deep.discard(url)
-        self._known[url] = _QUEUED
-        self._enqueue(url, depth)
-        return None
-
-    def _enqueue(self, url: str, depth: int) -> None:
+        """Admit a valid normalised URL and queue it, or return why not (the caller counts it)."""
+        reason = self._links.judge(url, depth)
+        if reason is not None:
+            return reason
         levels = self._levels
         while len(levels) <= depth:
             levels.append(deque())
             self._in_flight.append(0)
         levels[depth].append(url)
         self._queued += 1
+        return None
 
     def _count(self, reason: SkipReason, n: int = 1, *, url: str | None = None) -> None:
         self._counts[reason] = self._counts.get(reason, 0) + n

@@ -22,14 +22,12 @@ async def run_slots(
     An exception from ``process`` (a bug outside page handling: the pipeline turns
     every page's failure into a result) ends the crawl through the task group.
     """
+
+    async def slot() -> None:
+        while (lease := await frontier.lease()) is not None:
+            result = await process(lease)
+            await frontier.complete(lease, result)
+
     async with asyncio.TaskGroup() as group:
         for _ in range(max(1, slots)):
-            group.create_task(_slot(frontier, process))
-
-
-async def _slot(
-    frontier: Frontier[LeaseT], process: Callable[[LeaseT], Awaitable[PageResult]]
-) -> None:
-    while (lease := await frontier.lease()) is not None:
-        result = await process(lease)
-        await frontier.complete(lease, result)
+            group.create_task(slot())

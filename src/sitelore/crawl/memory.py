@@ -16,6 +16,8 @@ and offered links keep BFS order whatever each conversion takes.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import math
 from typing import Protocol
 
 from sitelore.core.models import PageOutcome, SkipReason
@@ -29,12 +31,12 @@ from sitelore.crawl.port import CrawlItem, PageResult, Step, Turn
 __all__ = ["MemoryFrontier", "Origins", "Reporter"]
 
 
+@dataclasses.dataclass(eq=False)
 class Origins:
     """Per-origin politeness shared by every crawl of one process."""
 
-    def __init__(self) -> None:
-        self.politeness = Politeness(0.0)
-        self._locks: dict[str, asyncio.Lock] = {}
+    politeness: Politeness = dataclasses.field(default_factory=lambda: Politeness(0.0))
+    _locks: dict[str, asyncio.Lock] = dataclasses.field(default_factory=dict)
 
     def lock(self, key: str) -> asyncio.Lock:
         """The origin's lock: held from a request's turn to the end of its exchange."""
@@ -42,6 +44,29 @@ class Origins:
         if lock is None:
             lock = self._locks[key] = asyncio.Lock()
         return lock
+
+    async def wait_turn(
+        self,
+        key: str,
+        clock: Clock,
+        *,
+        delay: float,
+        deadline: float = math.inf,
+        paced: bool = True,
+    ) -> bool:
+        """Wait for ``key``'s next slot and book it; False when ``deadline`` forbids it.
+
+        ``delay``: the asking crawl's own; ``paced=False`` (replay): no wait at all.
+        """
+        now = clock.monotonic()
+        asked = self.politeness.wait_for(key, now) if paced else 0.0
+        wait = clamp_to_deadline(asked, now, deadline)
+        if wait is None:
+            return False
+        if wait > 0:
+            await clock.sleep(wait)
+        self.politeness.record_request(key, clock.monotonic(), delay=delay)
+        return True
 
 
 class Reporter(Protocol):
@@ -64,47 +89,30 @@ class Reporter(Protocol):
         ...
 
 
+@dataclasses.dataclass(eq=False)
 class MemoryFrontier:
     """The Frontier port over one crawl's BFS frontier and the process's origins."""
 
-    def __init__(
-        self,
-        frontier: Frontier,
-        origins: Origins,
-        reporter: Reporter,
-        *,
-        clock: Clock,
-        delay: float,
-        deadline: float,
-        paced: bool = True,
-    ) -> None:
-        self.frontier = frontier
-        self.origins = origins
-        self._reporter = reporter
-        self._clock = clock
-        self._delay = delay
-        self._deadline = deadline
-        self._paced = paced
-        self._wakeup = asyncio.Event()
-        self._stopped = False
-        # Per origin: set once the page fetched last has reported its outcome.
-        self._reported: dict[str, asyncio.Event] = {}
-        # Origins this crawl makes no more requests to, and why.
-        self._throttled: dict[str, str] = {}
-
-    @property
-    def stopped(self) -> bool:
-        """True once the deadline stopped the crawl."""
-        return self._stopped
-
-    def throttled(self, key: str) -> str | None:
-        """Why this crawl makes no more requests to ``key``, or None."""
-        return self._throttled.get(key)
+    frontier: Frontier
+    origins: Origins
+    reporter: Reporter
+    _: dataclasses.KW_ONLY
+    clock: Clock
+    delay: float
+    deadline: float
+    paced: bool = True
+    #: True once the deadline stopped the crawl.
+    stopped: bool = dataclasses.field(default=False, init=False)
+    #: Origins this crawl makes no more requests to, and why.
+    throttles: dict[str, str] = dataclasses.field(default_factory=dict, init=False)
+    _wakeup: asyncio.Event = dataclasses.field(default_factory=asyncio.Event, init=False)
+    # Per origin: set once the page fetched last has reported its outcome.
+    _reported: dict[str, asyncio.Event] = dataclasses.field(default_factory=dict, init=False)
 
     async def lease(self) -> MemoryLease | None:
         """The next URL in BFS order (waiting for shallower pages); None when done."""
         frontier = self.frontier
-        while not self._stopped:
+        while not self.stopped:
             item = frontier.take()
             if item is not None:
                 return MemoryLease(self, item)
@@ -120,33 +128,32 @@ class MemoryFrontier:
         try:
             if lease.before is not None:
                 await lease.before.wait()
-            self._apply(lease.item, result)
+            self._apply(lease, result)
         finally:
             lease.reported.set()  # the origin's next page may report now
             self._wakeup.set()
 
     async def wait_turn(self, key: str) -> bool:
         """Wait for ``key``'s next slot and book it; False when the deadline forbids it."""
-        politeness = self.origins.politeness
-        clock = self._clock
-        now = clock.monotonic()
-        asked = politeness.wait_for(key, now) if self._paced else 0.0
-        wait = clamp_to_deadline(asked, now, self._deadline)
-        if wait is None:
-            return False
-        if wait > 0:
-            await clock.sleep(wait)
-        self.record_request(key)
-        return True
+        return await self.origins.wait_turn(
+            key, self.clock, delay=self.delay, deadline=self.deadline, paced=self.paced
+        )
 
     def record_request(self, key: str) -> None:
         """A request to ``key`` starts or ends now: spacing counts from here."""
-        self.origins.politeness.record_request(key, self._clock.monotonic(), delay=self._delay)
+        self.origins.politeness.record_request(key, self.clock.monotonic(), delay=self.delay)
 
-    def _apply(self, item: CrawlItem, result: PageResult) -> None:
-        frontier, reporter = self.frontier, self._reporter
-        key = origin(item.url)
-        self._origin_state(key, result)
+    def _apply(self, lease: MemoryLease, result: PageResult) -> None:
+        frontier, reporter, item, key = self.frontier, self.reporter, lease.item, lease.origin
+        if result.crawl_delay_ms is not None:  # one over the cap throttles (hold_off)
+            delay_ms = min(result.crawl_delay_ms, MAX_CRAWL_DELAY_MS)
+            self.origins.politeness.set_crawl_delay(key, delay_ms)
+            if result.step is Step.REQUEUE:  # robots.txt was just read: space from it
+                self.record_request(key)
+        if result.warning is not None:
+            reporter.warn(result.warning)
+        if result.throttle is not None:
+            self.hold_off(key, 0.0, result.throttle)
         step = result.step
         if step is Step.DONE:
             assert result.outcome is not None
@@ -171,29 +178,17 @@ class MemoryFrontier:
             frontier.release(item, result.skip)
         else:  # STOP: the deadline came first
             frontier.requeue(item)
-            self._stopped = True
+            self.stopped = True
             reporter.truncate("deadline")
-
-    def _origin_state(self, key: str, result: PageResult) -> None:
-        politeness = self.origins.politeness
-        if result.crawl_delay_ms is not None:  # one over the cap throttles (hold_off)
-            politeness.set_crawl_delay(key, min(result.crawl_delay_ms, MAX_CRAWL_DELAY_MS))
-            if result.step is Step.REQUEUE:  # robots.txt was just read: space from it
-                self.record_request(key)
-        if result.warning is not None:
-            self._reporter.warn(result.warning)
-        if result.throttle is not None:
-            self.hold_off(key, 0.0, result.throttle)
 
     def hold_off(self, key: str, seconds: float, throttle: str | None) -> None:
         """Push ``key``'s next request out, or throttle it (a wait the crawl cannot make)."""
         if throttle is not None:
-            if key not in self._throttled:
-                self._throttled[key] = throttle
-                self._reporter.warn(f"throttled {key}: {throttle}; its other URLs skipped")
+            if key not in self.throttles:
+                self.throttles[key] = throttle
+                self.reporter.warn(f"throttled {key}: {throttle}; its other URLs skipped")
         elif seconds > 0:
-            now = self._clock.monotonic()
-            self.origins.politeness.push_back(key, now, seconds)
+            self.origins.politeness.push_back(key, self.clock.monotonic(), seconds)
 
 
 class MemoryLease:
@@ -201,33 +196,28 @@ class MemoryLease:
 
     def __init__(self, memory: MemoryFrontier, item: CrawlItem) -> None:
         self._memory = memory
-        self._item = item
-        self._key = origin(item.url)
+        self.item = item  #: the URL to process
+        self.origin = origin(item.url)  #: its origin: the key of its lock and spacing
         self._held: asyncio.Lock | None = None
         self.reported = asyncio.Event()
         self.before: asyncio.Event | None = None
 
-    @property
-    def item(self) -> CrawlItem:
-        """The URL to process."""
-        return self._item
-
     def remaining(self) -> float:
         """Seconds left before the crawl's deadline."""
         memory = self._memory
-        return memory._deadline - memory._clock.monotonic()
+        return memory.deadline - memory.clock.monotonic()
 
     async def throttled(self) -> str | None:
         """Why the origin takes no more requests, or None."""
-        return self._memory.throttled(self._key)
+        return self._memory.throttles.get(self.origin)
 
     async def turn(self) -> Turn:
         """Hold the origin and wait for its spacing (throttled or past the deadline: not)."""
-        memory, key = self._memory, self._key
+        memory, key = self._memory, self.origin
         lock = memory.origins.lock(key)
         await lock.acquire()
         try:  # the lock is shared by every crawl of the process: never leave it held
-            if memory.throttled(key) is not None:
+            if key in memory.throttles:
                 lock.release()
                 return Turn.THROTTLED
             if memory.stopped or not await memory.wait_turn(key):
@@ -244,12 +234,12 @@ class MemoryLease:
 
     async def hold_off(self, seconds: float, throttle: str | None) -> None:
         """Push the origin's next request out, or throttle it, before anyone else asks."""
-        self._memory.hold_off(self._key, seconds, throttle)
+        self._memory.hold_off(self.origin, seconds, throttle)
 
     async def free(self, *, requested: bool = True) -> None:
         """The exchange is over: spacing also counts from now; the origin is free."""
         lock, self._held = self._held, None
         if lock is not None:
             if requested:
-                self._memory.record_request(self._key)
+                self._memory.record_request(self.origin)
             lock.release()

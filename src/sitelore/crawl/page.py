@@ -53,7 +53,7 @@ from sitelore.core.options import CrawlOptions, Limits
 from sitelore.core.politeness import crawl_delay_refusal, parse_retry_after, retry_after_refusal
 from sitelore.core.ports import CaptureLinks, Clock, Converter, Fetcher, Renderer, Store, SubFetch
 from sitelore.core.robots import MAX_CRAWL_DELAY_MS, RobotsRules, is_allowed
-from sitelore.core.urls import Scope, normalize_url, origin
+from sitelore.core.urls import Scope, normalize_url
 from sitelore.core.xrobots import apply_robots_tag
 from sitelore.crawl.port import CrawlItem, Lease, PageResult, Step, Turn
 from sitelore.crawl.revisit import Prepared, Revisit, change_of
@@ -88,11 +88,8 @@ class RobotsSource(Protocol):
 
 
 class _Redirected(Exception):  # noqa: N818 - a signal, not an error
-    """Raised from the hop check to end an exchange at its first redirect."""
-
-    def __init__(self, target: str) -> None:
-        super().__init__(target)
-        self.target = target
+    """Raised from the hop check to end an exchange at its first redirect (``args[0]``:
+    the redirect target)."""
 
 
 async def _stop_at_redirect(target: str) -> None:
@@ -158,9 +155,7 @@ class PagePipeline:
             crawl_delay = checked.requested_crawl_delay_ms
             throttle = crawl_delay_refusal(crawl_delay, cap=MAX_CRAWL_DELAY_MS / 1000)
             spacing = max(spacing, min(crawl_delay or 0, MAX_CRAWL_DELAY_MS) / 1000)
-        result = await self._exchange(lease, spacing, throttle)
-        if crawl_delay is None and throttle is None:
-            return result
+        result = await self._exchange(lease, spacing, throttle)  # it carries no Crawl-delay
         return dataclasses.replace(
             result, crawl_delay_ms=crawl_delay, throttle=result.throttle or throttle
         )
@@ -169,8 +164,7 @@ class PagePipeline:
 
     async def _robots_check(self, lease: Lease) -> RobotsRules | PageResult:
         """The origin's rules when ``lease``'s URL may be fetched, else the result to give."""
-        item = lease.item
-        key = origin(item.url)
+        item, key = lease.item, lease.origin
         try:
             rules = await self._rules(lease, key)
         except (BlockedURLError, InvalidURLError) as exc:
@@ -193,10 +187,7 @@ class PagePipeline:
 
     async def _rules(self, lease: Lease, key: str) -> RobotsRules | PageResult:
         """The origin's rules; loading them under the lease is this lease's request."""
-        refused = self.blocked.get(key)
-        if refused is not None:
-            raise BlockedURLError(key + "/robots.txt", refused)
-        rules = await self.robots.cached(lease.item.url)
+        rules = await self._known_rules(lease.item.url, key)
         if rules is not None:
             return rules
         turn = await lease.turn()
@@ -204,10 +195,7 @@ class PagePipeline:
             return self._not_now(turn)
         requested = False
         try:
-            refused = self.blocked.get(key)  # another slot may have tried meanwhile
-            if refused is not None:
-                raise BlockedURLError(key + "/robots.txt", refused)
-            rules = await self.robots.cached(lease.item.url)
+            rules = await self._known_rules(lease.item.url, key)  # another slot's, meanwhile
             if rules is not None:
                 return rules
             requested = True
@@ -215,6 +203,13 @@ class PagePipeline:
         finally:
             await lease.free(requested=requested)
         return PageResult(step=Step.REQUEUE, crawl_delay_ms=rules.requested_crawl_delay_ms)
+
+    async def _known_rules(self, url: str, key: str) -> RobotsRules | None:
+        """The origin's rules if some slot loaded them; raise if its robots.txt was refused."""
+        refused = self.blocked.get(key)
+        if refused is not None:
+            raise BlockedURLError(key + "/robots.txt", refused)
+        return await self.robots.cached(url)
 
     def _refused(self, item: CrawlItem, exc: SiteloreError, reason: SkipReason) -> PageResult:
         """A URL that may not be requested: skipped; a redirect target ends its page."""
@@ -259,16 +254,19 @@ class PagePipeline:
             except _Redirected as redirect:
                 if throttle is not None:
                     await lease.hold_off(0.0, throttle)
-                return self._hop(item, redirect.target)
+                return self._hop(item, redirect.args[0])
             except SiteloreError as exc:
                 if throttle is not None:
                     await lease.hold_off(0.0, throttle)
                 if lease.remaining() <= 0:
                     return PageResult(step=Step.STOP)  # cut by the deadline: unfetched
-                failed = self._fetch_failed(item, exc, spacing)
-                if failed.step is Step.RETRY:
-                    await lease.hold_off(failed.backoff, None)
-                return failed
+                retryable = isinstance(exc, NetworkError | FetchTimeoutError)
+                if not retryable or not self._may_retry(item):
+                    return self._done(item, None, exc)
+                log.info("retry later %s: %s", item.url, exc)
+                backoff = self._backoff(item, None, spacing)
+                await lease.hold_off(backoff, None)
+                return PageResult(step=Step.RETRY, backoff=backoff)
             if throttle is not None:
                 await lease.hold_off(0.0, throttle)
             held = await self._hold_off(lease, snapshot, spacing)
@@ -299,12 +297,6 @@ class PagePipeline:
         outcome = PageOutcome(url=item.via or item.url, depth=item.depth, final_url=target)
         return PageResult(step=Step.HOP, hop=target, outcome=outcome)
 
-    def _fetch_failed(self, item: CrawlItem, exc: SiteloreError, spacing: float) -> PageResult:
-        if isinstance(exc, NetworkError | FetchTimeoutError) and self._may_retry(item):
-            log.info("retry later %s: %s", item.url, exc)
-            return PageResult(step=Step.RETRY, backoff=self._backoff(item, None, spacing))
-        return self._done(item, None, exc)
-
     def _may_retry(self, item: CrawlItem) -> bool:
         return item.attempt + 1 < self.max_attempts
 
@@ -315,14 +307,6 @@ class PagePipeline:
         base = max(_MIN_BACKOFF_SECONDS, spacing)
         return float(min(MAX_BACKOFF_SECONDS, base * 2**item.attempt))
 
-    def _retry_after(self, snapshot: Snapshot, remaining: float) -> tuple[float | None, str | None]:
-        """The wait a 429/503 asks for, and the throttle when the crawl cannot give it."""
-        if snapshot.status not in _RETRY_AFTER_STATUSES:
-            return None, None
-        asked = parse_retry_after(snapshot.headers.get("retry-after"), self.clock.now())
-        refusal = retry_after_refusal(asked, left=remaining, cap=MAX_BACKOFF_SECONDS)
-        return asked, refusal
-
     # --- a final response ---------------------------------------------------------------
 
     async def _hold_off(self, lease: Lease, snapshot: Snapshot, spacing: float) -> PageResult:
@@ -332,11 +316,15 @@ class PagePipeline:
         A wait the crawl cannot make throttles the origin: the page is not retried.
         """
         item = lease.item
-        asked, throttle = self._retry_after(snapshot, lease.remaining())
+        asked: float | None = None  # the wait a 429/503 asks for...
+        throttle: str | None = None  # ... and the throttle when the crawl cannot give it
+        if snapshot.status in _RETRY_AFTER_STATUSES:
+            asked = parse_retry_after(snapshot.headers.get("retry-after"), self.clock.now())
+            throttle = retry_after_refusal(asked, left=lease.remaining(), cap=MAX_BACKOFF_SECONDS)
         retry = snapshot.status in _RETRY_STATUSES and throttle is None and self._may_retry(item)
         backoff = self._backoff(item, asked, spacing) if retry else max(0.0, asked or 0.0)
         if throttle is not None:
-            log.warning("throttled %s: %s", origin(item.url), throttle)
+            log.warning("throttled %s: %s", lease.origin, throttle)
             await lease.hold_off(0.0, throttle)
         elif backoff:
             await lease.hold_off(backoff, None)

@@ -88,6 +88,11 @@ class Lease(Protocol):
         """The URL to process."""
         ...
 
+    @property
+    def origin(self) -> str:
+        """The URL's origin: the key of its spacing, robots.txt and throttle."""
+        ...
+
     def remaining(self) -> float:
         """Seconds of crawl time left."""
         ...

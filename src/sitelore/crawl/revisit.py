@@ -48,19 +48,20 @@ class Prepared:
 _NOTHING = Prepared()
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
 class Revisit:
     """The incremental side of one crawl over the Store port."""
 
-    def __init__(self, store: Store, clock: Clock, *, enabled: bool) -> None:
-        self._store = store
-        self._clock = clock
-        self.enabled = enabled
+    store: Store
+    clock: Clock
+    _: dataclasses.KW_ONLY
+    enabled: bool
 
     async def prepare(self, url: str) -> Prepared:
         """The stored page at exactly ``url`` and the conditional headers to send."""
         if not self.enabled:
             return _NOTHING
-        known = await self._store.known_page(url)
+        known = await self.store.known_page(url)
         if known is None:
             return _NOTHING
         return Prepared(known, known.conditional_headers())
@@ -81,7 +82,7 @@ class Revisit:
             or snapshot.redirects
         ):
             return None
-        document_id = await self._store.mark_verified(url, FetchMeta.from_snapshot(snapshot))
+        document_id = await self.store.mark_verified(url, FetchMeta.from_snapshot(snapshot))
         return PageOutcome(
             url=url,
             depth=depth,
@@ -110,11 +111,11 @@ class Revisit:
             or snapshot.status not in GONE_STATUSES
         ):
             return ChangeKind.FAILED, None
-        now = self._clock.now()
+        now = self.clock.now()
         removed: str | None = None
         for target in dict.fromkeys((url, snapshot.final_url)):
             removed = (
-                await self._store.mark_removed(target, status=snapshot.status, at=now) or removed
+                await self.store.mark_removed(target, status=snapshot.status, at=now) or removed
             )
         if removed is not None:
             return ChangeKind.REMOVED, removed

@@ -24,8 +24,7 @@ from sitelore.core.errors import (
     InvalidURLError,
     NetworkError,
 )
-from sitelore.core.models import Snapshot
-from sitelore.core.ports import Fetcher, HopCheck
+from sitelore.core.ports import Fetcher
 from sitelore.core.robots import (
     RobotsLoader,
     RobotsRules,
@@ -125,7 +124,15 @@ class _Loader:
             hops.append(hop)
 
         try:
-            snapshot = await self._fetch(url, note_hop)
+            # One byte over the cap says whether the file was cut (then at its last full line).
+            snapshot = await self.fetcher.fetch(
+                url,
+                max_bytes=self.max_bytes + 1,
+                headers=dict(ROBOTS_HEADERS),
+                check_hop=note_hop,
+                timeout=self.timeout,
+                truncate=True,
+            )
         except (BlockedURLError, InvalidURLError) as exc:
             if not hops and _is_robots_url(exc.url, url):
                 raise
@@ -136,17 +143,6 @@ class _Loader:
         except FetchError as exc:
             return _rules_for_failure(exc, url, self)
         return _rules_for_status(snapshot.status, snapshot.body, url=url, loader=self)
-
-    async def _fetch(self, url: str, note_hop: HopCheck) -> Snapshot:
-        # One byte over the cap says whether the file was cut (then at its last full line).
-        return await self.fetcher.fetch(
-            url,
-            max_bytes=self.max_bytes + 1,
-            headers=dict(ROBOTS_HEADERS),
-            check_hop=note_hop,
-            timeout=self.timeout,
-            truncate=True,
-        )
 
 
 def make_robots_loader(

@@ -10,12 +10,18 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
-from sitelore.core.errors import SiteloreError
-from sitelore.core.robots import RobotsPolicy
-from sitelore.core.sitemaps import SitemapLoader, SitemapResult
+from sitelore.core.errors import RobotsRefusedError, SiteloreError
+from sitelore.core.robots import (
+    RobotsPolicy,
+    RobotsRules,
+    is_allowed,
+    robots_origin,
+    unreachable_reason,
+)
+from sitelore.core.sitemaps import SitemapLoader
 from sitelore.core.urls import origin
 
-__all__ = ["read_sitemaps", "sitemap_warnings"]
+__all__ = ["check_seed_rules", "read_sitemaps"]
 
 
 async def read_sitemaps(
@@ -24,9 +30,12 @@ async def read_sitemaps(
     loader: SitemapLoader,
     robots: RobotsPolicy | None,
     wait_turn: Callable[[str], Awaitable[bool]],
-    warn: Callable[[str], None],
-) -> SitemapResult:
-    """The page URLs of ``seed``'s sitemaps; ``robots`` None: robots.txt not respected."""
+) -> tuple[tuple[str, ...], list[str]]:
+    """The page URLs of ``seed``'s sitemaps, and the lines for the crawl's warnings.
+
+    ``robots`` None: robots.txt is not respected.
+    """
+    warnings: list[str] = []
     declared = (await robots.rules_for(seed)).sitemaps if robots is not None else ()
 
     async def before(url: str) -> bool:
@@ -35,16 +44,25 @@ async def read_sitemaps(
             if robots is not None and not await robots.is_allowed(url):
                 return False
         except SiteloreError as exc:  # a refused robots.txt: that file is skipped
-            warn(f"blocked {origin(url)}: {exc}")
+            warnings.append(f"blocked {origin(url)}: {exc}")
             return False
         return await wait_turn(origin(url))
 
-    return await loader(seed, declared, before)
-
-
-def sitemap_warnings(found: SitemapResult) -> list[str]:
-    """The lines a crawl's summary shows about its sitemaps."""
-    lines = [f"sitemap: {error}" for error in found.errors]
+    found = await loader(seed, declared, before)
+    warnings += [f"sitemap: {error}" for error in found.errors]
     if found.truncated:
-        lines.append("sitemap: URL cap reached; the rest were not read")
-    return lines
+        warnings.append("sitemap: URL cap reached; the rest were not read")
+    return found.urls, warnings
+
+
+def check_seed_rules(seed: str, rules: RobotsRules) -> None:
+    """Refuse a start URL that its robots.txt disallows, or whose robots.txt is unreachable.
+
+    Raises:
+        RobotsRefusedError: a usage error, before anything is fetched or queued.
+    """
+    robots_url = robots_origin(seed) + "/robots.txt"
+    if rules.unreachable:
+        raise RobotsRefusedError(seed, robots_url, unreachable_reason(rules))
+    if not is_allowed(rules, seed):
+        raise RobotsRefusedError(seed, robots_url, "the start URL is disallowed by robots.txt")

@@ -51,21 +51,15 @@ class _Walk:
     errors: list[str] = dataclasses.field(default_factory=list)
     truncated: bool = False
 
-    def result(self) -> SitemapResult:
-        return SitemapResult(
-            tuple(self.urls), tuple(self.files), tuple(self.errors), self.truncated
-        )
 
-
+@dataclasses.dataclass(frozen=True, slots=True)
 class _Loader:
-    def __init__(
-        self, fetcher: Fetcher, *, max_bytes: int, max_files: int, max_urls: int, timeout: float
-    ) -> None:
-        self._fetcher = fetcher
-        self._max_bytes = max_bytes
-        self._max_files = max_files
-        self._max_urls = max_urls
-        self._timeout = timeout
+    fetcher: Fetcher
+    _: dataclasses.KW_ONLY
+    max_bytes: int
+    max_files: int
+    max_urls: int
+    timeout: float
 
     async def __call__(
         self, seed: str, declared: Sequence[str], before_fetch: BeforeFetch
@@ -73,7 +67,7 @@ class _Loader:
         walk = _Walk(frozenset(declared))
         queue = deque((url, 0) for url in sitemap_candidates(seed, declared))
         seen = {url for url, _ in queue}
-        while queue and len(walk.files) < self._max_files and not walk.truncated:
+        while queue and len(walk.files) < self.max_files and not walk.truncated:
             url, nesting = queue.popleft()
             if not await before_fetch(url):
                 continue
@@ -84,15 +78,17 @@ class _Loader:
                 if child not in seen and same_host(child, [url]):
                     seen.add(child)
                     queue.append((child, nesting + 1))
-        if queue and len(walk.files) >= self._max_files:
-            walk.errors.append(f"stopped after {self._max_files} sitemap files")
-        return walk.result()
+        if queue and len(walk.files) >= self.max_files:
+            walk.errors.append(f"stopped after {self.max_files} sitemap files")
+        return SitemapResult(
+            tuple(walk.urls), tuple(walk.files), tuple(walk.errors), walk.truncated
+        )
 
     async def _read(self, url: str, walk: _Walk) -> tuple[str, ...]:
         """Fetch and parse one file; add its pages to ``walk``; return child sitemaps."""
         try:
-            snapshot = await self._fetcher.fetch(
-                url, max_bytes=self._max_bytes, headers=_HEADERS, timeout=self._timeout
+            snapshot = await self.fetcher.fetch(
+                url, max_bytes=self.max_bytes, headers=_HEADERS, timeout=self.timeout
             )
         except SiteloreError as exc:
             walk.errors.append(f"{url}: {exc}")
@@ -107,8 +103,8 @@ class _Loader:
             parsed = parse_sitemap(
                 snapshot.body,
                 snapshot.final_url,
-                max_bytes=self._max_bytes,
-                max_urls=self._max_urls - len(walk.urls),
+                max_bytes=self.max_bytes,
+                max_urls=self.max_urls - len(walk.urls),
             )
         except SitemapError as exc:
             walk.errors.append(f"{url}: {exc}")
@@ -117,7 +113,7 @@ class _Loader:
         if parsed.index:
             return parsed.locs
         walk.urls.update(dict.fromkeys(parsed.locs))
-        if parsed.truncated or len(walk.urls) >= self._max_urls:
+        if parsed.truncated or len(walk.urls) >= self.max_urls:
             walk.truncated = True
         return ()
 

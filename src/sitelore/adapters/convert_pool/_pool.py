@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import os
 import sys
-from typing import Self
 
 from sitelore.adapters.convert_pool._frames import DEFAULT_FACTORY, HEADER, Reply, frame, unpack
 from sitelore.core.errors import (
@@ -55,13 +55,11 @@ def _exit_status(code: int | None) -> str:
     return f"exit code {code}"
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
 class _Worker:
     """One worker process and its two pipes."""
 
-    __slots__ = ("proc",)
-
-    def __init__(self, proc: asyncio.subprocess.Process) -> None:
-        self.proc = proc
+    proc: asyncio.subprocess.Process
 
     async def read(self) -> Reply:
         stdout = self.proc.stdout
@@ -93,7 +91,7 @@ class _Worker:
             await self.proc.wait()
 
 
-class ProcessConverter:
+class ProcessConverter(contextlib.AbstractAsyncContextManager["ProcessConverter"]):
     """``ports.Converter`` on up to ``workers`` processes; one page at a time each.
 
     Args:
@@ -123,9 +121,6 @@ class ProcessConverter:
         self._dying: set[asyncio.Task[int]] = set()
         self._free: asyncio.Semaphore | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
-
-    async def __aenter__(self) -> Self:
-        return self
 
     async def __aexit__(self, *exc_info: object) -> None:
         await self.aclose()

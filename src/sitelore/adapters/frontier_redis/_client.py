@@ -102,11 +102,7 @@ class Stat(enum.StrEnum):
     @staticmethod
     def skipped(reason: SkipReason) -> str:
         """The counter of URLs skipped for ``reason`` (``skipped_robots``, ...)."""
-        return f"{SKIPPED_PREFIX}{reason}"
-
-
-#: Counters of skipped URLs are named ``skipped_<SkipReason>``.
-SKIPPED_PREFIX = "skipped_"
+        return f"skipped_{reason}"
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -154,22 +150,13 @@ def _split_namespace(url: str) -> tuple[str, str]:
     """Take sitelore's own ``namespace`` query parameter out of a redis:// URL."""
     parts = urlsplit(url)
     query = parse_qsl(parts.query, keep_blank_values=True)
-    namespace = "sl"
-    kept: list[tuple[str, str]] = []
-    for key, value in query:
-        if key == "namespace":
-            namespace = value
-        else:
-            kept.append((key, value))
+    namespace = next((value for key, value in reversed(query) if key == "namespace"), "sl")
+    kept = [(key, value) for key, value in query if key != "namespace"]
     if not namespace or any(ch in namespace for ch in "{}: \t\n"):
         raise UsageError(
             f"{redact_url(url)}: namespace {namespace!r} may not be empty or hold {{}}:"
         )
     return urlunsplit(parts._replace(query=urlencode(kept))), namespace
-
-
-def _version(text: str) -> tuple[int, ...]:
-    return tuple(int(part) for part in text.split(".")[:2] if part.isdigit())
 
 
 class RedisFrontier:
@@ -190,6 +177,9 @@ class RedisFrontier:
         self._redis = client
         self.namespace = namespace
         self.shown = shown or "redis"
+        self._active = f"{namespace}:active"
+        #: Prefix of the keys every crawl of the namespace shares per origin.
+        self._origins = f"{namespace}:origin"
         self._scripts = {
             name: client.register_script(getattr(_scripts, name))
             for name in ("CREATE", "LEASE", "COMPLETE", "HEARTBEAT", "REAP", "ADD")
@@ -224,7 +214,7 @@ class RedisFrontier:
         except RedisError as exc:
             raise ConfigError(f"{self.shown}: cannot connect to Redis: {exc}") from exc
         version = str(server.get("redis_version", "0"))
-        if _version(version) < _MIN_VERSION:
+        if tuple(int(part) for part in version.split(".")[:2] if part.isdigit()) < _MIN_VERSION:
             raise ConfigError(f"{self.shown}: Redis {version} is too old; 7.0 or newer is needed")
         policy = str(memory.get("maxmemory_policy", "noeviction"))
         if policy != "noeviction":
@@ -253,15 +243,6 @@ class RedisFrontier:
     def prefix(self, crawl_id: str) -> str:
         """Every key of crawl ``crawl_id`` starts with this (one Redis Cluster hash slot)."""
         return f"{self.namespace}:{{{crawl_id}}}"
-
-    @property
-    def _active(self) -> str:
-        return f"{self.namespace}:active"
-
-    @property
-    def _origins(self) -> str:
-        """Prefix of the keys every crawl of the namespace shares per origin."""
-        return f"{self.namespace}:origin"
 
     @contextmanager
     def _errors(self, action: str) -> Iterator[None]:
@@ -407,9 +388,9 @@ class RedisFrontier:
     async def status(self, crawl_id: str, *, heartbeat_timeout_ms: int = 5000) -> CrawlStatus:
         """Progress of ``crawl_id`` (raises NotFound-style UsageError for an unknown id)."""
         key = self.prefix(crawl_id)
+        now_ms = await self.server_time_ms()
         with self._errors("read status"):
             redis = self._redis
-            now = await redis.time()
             meta = await redis.hgetall(f"{key}:meta")
             stats = await redis.hgetall(f"{key}:stats")
             hosts = await redis.zcard(f"{key}:hosts")
@@ -417,7 +398,6 @@ class RedisFrontier:
             beats: list[Any] = await redis.zrange(f"{key}:workers", 0, -1, withscores=True)
             errors = await redis.lrange(f"{key}:errors", 0, 9)
             dead = await redis.llen(f"{key}:dead")
-        now_ms = int(now[0]) * 1000 + int(now[1]) // 1000
         alive = sum(1 for beat in beats if now_ms - int(beat[1]) <= heartbeat_timeout_ms)
         return CrawlStatus(
             crawl_id=crawl_id,
@@ -443,12 +423,8 @@ class RedisFrontier:
         with self._errors("read leases"):
             ids = await self._redis.smembers(f"{key}:wl:{worker}")
             records = await self._redis.hmget(f"{key}:inflight", sorted(ids)) if ids else []
-        urls = []
-        for record in records:
-            if record:
-                host, _, item = str(record).partition("\t")
-                urls.append(decode_item(host, item).url)
-        return urls
+        pairs = (str(record).partition("\t") for record in records if record)
+        return [decode_item(host, item).url for host, _, item in pairs]
 
     async def keys(self, crawl_id: str) -> AsyncIterator[str]:
         """Every key of ``crawl_id`` (SCAN; for clean-up and measurements)."""

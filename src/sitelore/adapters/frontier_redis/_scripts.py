@@ -41,14 +41,12 @@ Only Lua text lives here: ``_client`` registers it (EVALSHA) and packs the argum
 
 from __future__ import annotations
 
-__all__ = ["ADD", "COMPLETE", "CREATE", "HEARTBEAT", "LEASE", "NBANDS", "REAP"]
-
-#: Priority bands per origin: band = min(depth, NBANDS - 1); lower bands lease first.
-NBANDS = 8
+__all__ = ["ADD", "COMPLETE", "CREATE", "HEARTBEAT", "LEASE", "REAP"]
 
 _PRELUDE = """
 local P = KEYS[1]
 local O = KEYS[2]
+-- Priority bands per origin: band = min(depth, NBANDS - 1); lower bands lease first.
 local NBANDS = 8
 local ORIGIN_KEEP_MS = 86400000
 local function now_ms()
@@ -102,6 +100,13 @@ local function origin_release(host, id, at)
     redis.call('HSET', key, 'next', at)
   end
   redis.call('PEXPIRE', key, ORIGIN_KEEP_MS)
+end
+-- ARGV[i] counts the (name, value) pairs after it: run ``cmd key name value`` for each.
+-- Returns the index after them.
+local function each_pair(i, cmd, key)
+  local n = tonumber(ARGV[i])
+  for j = i + 1, i + 2 * n, 2 do redis.call(cmd, key, ARGV[j], ARGV[j + 1]) end
+  return i + 1 + 2 * n
 end
 -- Put an item back at the head of its band (a reclaim or a retry).
 local function requeue(host, item, bump)
@@ -185,12 +190,7 @@ if redis.call('EXISTS', P .. ':meta') == 1 then
 end
 local now = now_ms()
 local deadline = now + math.floor(tonumber(ARGV[1]) * 1000)
-local nfields = tonumber(ARGV[6])
-local i = 7
-for _ = 1, nfields do
-  redis.call('HSET', P .. ':meta', ARGV[i], ARGV[i + 1])
-  i = i + 2
-end
+local i = each_pair(6, 'HSET', P .. ':meta')
 redis.call('HSET', P .. ':meta', 'state', 'running', 'created_ms', now,
            'deadline_ms', deadline, 'queued', 0)
 local host = ARGV[4]
@@ -300,12 +300,7 @@ local delay_ms, backoff = tonumber(ARGV[4]), tonumber(ARGV[5])
 local now = now_ms()
 local running = redis.call('HGET', P .. ':meta', 'state') == 'running'
 if ARGV[7] ~= '' then redis.call('RPUSH', P .. ':changes', ARGV[7]) end
-local nstats = tonumber(ARGV[8])
-local i = 9
-for _ = 1, nstats do
-  redis.call('HINCRBY', P .. ':stats', ARGV[i], ARGV[i + 1])
-  i = i + 2
-end
+local i = each_pair(8, 'HINCRBY', P .. ':stats')
 local nlinks = tonumber(ARGV[i])
 i = i + 1
 if ARGV[6] ~= '' then
@@ -362,12 +357,7 @@ ADD = (
     _PRELUDE
     + """
 if redis.call('HGET', P .. ':meta', 'state') ~= 'running' then return 0 end
-local nstats = tonumber(ARGV[1])
-local i = 2
-for _ = 1, nstats do
-  redis.call('HINCRBY', P .. ':stats', ARGV[i], ARGV[i + 1])
-  i = i + 2
-end
+local i = each_pair(1, 'HINCRBY', P .. ':stats')
 return enqueue(now_ms(), i + 1, tonumber(ARGV[i]))
 """
 )

@@ -35,34 +35,19 @@ from sitelore.adapters.snapshots._archive import (
     rebuild_index,
 )
 from sitelore.adapters.snapshots._export import WarcExport, export_warc
-from sitelore.adapters.snapshots._index import INDEX_NAME, CaptureIndex, IndexEntry
-from sitelore.adapters.snapshots._modes import (
-    CaptureSnapshots,
-    CapturingFetcher,
-    LiveSnapshots,
-    ReplayFetcher,
-    ReplaySnapshots,
-)
-from sitelore.adapters.snapshots._records import (
-    DECODED_FIELD,
-    HOP_FIELD,
-    PAGE_ID_FIELD,
-    payload_digest,
-)
+from sitelore.adapters.snapshots._index import INDEX_NAME, CaptureIndex
+from sitelore.adapters.snapshots._modes import CaptureSnapshots, LiveSnapshots, ReplaySnapshots
+from sitelore.adapters.snapshots._records import DECODED_FIELD, PAGE_ID_FIELD, payload_digest
 
 __all__ = [
     "DECODED_FIELD",
-    "HOP_FIELD",
     "INDEX_NAME",
     "PAGE_ID_FIELD",
     "WARC_SUFFIX",
     "CaptureIndex",
     "CaptureSnapshots",
     "CaptureWriter",
-    "CapturingFetcher",
-    "IndexEntry",
     "LiveSnapshots",
-    "ReplayFetcher",
     "ReplaySnapshots",
     "WarcExport",
     "WarcReader",

@@ -16,6 +16,8 @@ into one directory never share a file.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import dataclasses
 import secrets
 from collections.abc import Mapping
 from datetime import UTC, datetime
@@ -25,7 +27,6 @@ from typing import BinaryIO
 from warcio.archiveiterator import ArchiveIterator
 from warcio.exceptions import ArchiveLoadFailed
 
-from sitelore import __version__
 from sitelore.adapters.snapshots._index import CaptureIndex, IndexEntry
 from sitelore.adapters.snapshots._records import (
     HOP_FIELD,
@@ -44,7 +45,6 @@ __all__ = [
     "WARC_SUFFIX",
     "CaptureWriter",
     "WarcReader",
-    "read_entry",
     "read_raw",
     "rebuild_index",
 ]
@@ -58,6 +58,7 @@ def _file_name(now: datetime) -> str:
     return f"sitelore-{stamp}-{secrets.token_hex(4)}{WARC_SUFFIX}"
 
 
+@dataclasses.dataclass(eq=False, repr=False)
 class CaptureWriter:
     """Appends one crawl's exchanges to a new WARC file in an archive and indexes them.
 
@@ -66,19 +67,16 @@ class CaptureWriter:
     the end of the crawl.
     """
 
-    def __init__(
-        self, directory: Path, seed_id: str, path: Path, out: BinaryIO, index: CaptureIndex
-    ) -> None:
-        self.directory = directory
-        self.seed_id = seed_id
-        self.path = path
-        self._out = out
-        self._index = index
-        self._size = 0
-        self._lock = asyncio.Lock()
-        self._refs: dict[tuple[str, str], CaptureRef] = {}
-        self._warcinfo_id: str | None = None
-        self.records = 0
+    directory: Path
+    seed_id: str
+    path: Path
+    _out: BinaryIO
+    _index: CaptureIndex
+    records: int = 0
+    _size: int = 0
+    _warcinfo_id: str | None = None
+    _lock: asyncio.Lock = dataclasses.field(default_factory=asyncio.Lock)
+    _refs: dict[tuple[str, str], CaptureRef] = dataclasses.field(default_factory=dict)
 
     @classmethod
     def open(
@@ -95,8 +93,6 @@ class CaptureWriter:
             raise ArchiveError(f"{path}: cannot create the WARC file: {exc}") from exc
         writer = cls(directory, seed_id, path, out, index)
         fields = {
-            "software": f"sitelore/{__version__} (warcio)",
-            "format": "WARC File Format 1.1",
             "conformsTo": "https://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/",
             "isPartOf": seed_id,
             "description": (
@@ -154,14 +150,7 @@ class CaptureWriter:
             entry = await asyncio.to_thread(self._write_exchange, exchange, pid)
             self._index.put(entry)
             self.records += 1
-            self._refs[(pid, exchange.url)] = CaptureRef(
-                warc_file=str(self.path),
-                offset=entry.offset,
-                length=entry.length,
-                digest=entry.digest,
-                record_id=entry.record_id,
-                page_id=pid,
-            )
+            self._refs[(pid, exchange.url)] = entry.ref(self.directory)
 
     def ref_for(self, fetch_url: str, url: str) -> CaptureRef | None:
         """The record of the response to ``url`` in the fetch of ``fetch_url``, if captured."""
@@ -195,16 +184,6 @@ def read_raw(path: Path, offset: int, length: int) -> bytes:
     return data
 
 
-def read_entry(directory: Path, entry: IndexEntry) -> ParsedResponse:
-    """The response an index entry points at, checked against the entry's digest."""
-    path = directory / entry.warc_file
-    where = f"{path}@{entry.offset}"
-    parsed = parse_response(read_raw(path, entry.offset, entry.length), where=where)
-    if parsed.digest != entry.digest:
-        raise ArchiveError(f"{where}: the record is not the one the index names")
-    return parsed
-
-
 class WarcReader:
     """``ports.CaptureReader`` on WARC files: the response a :class:`CaptureRef` names.
 
@@ -220,40 +199,32 @@ class WarcReader:
         recorded = Path(ref.warc_file)
         return self._archive / recorded.name if self._archive is not None else recorded
 
+    async def _load(self, ref: CaptureRef) -> tuple[bytes, ParsedResponse]:
+        """The record's bytes and its parsed response, checked against ``ref``."""
+        path = self.path_of(ref)
+        where = f"{path}@{ref.offset}"
+        data = await asyncio.to_thread(read_raw, path, ref.offset, ref.length)
+        parsed = await asyncio.to_thread(parse_response, data, where=where)
+        if parsed.digest != ref.digest or parsed.record_id != ref.record_id:
+            raise ArchiveError(f"{where}: not the record named (its digest or id differs)")
+        return data, parsed
+
     async def raw(self, ref: CaptureRef) -> bytes:
         """The record's bytes exactly as stored (one gzip member), digest checked."""
-        path = self.path_of(ref)
-        data = await asyncio.to_thread(read_raw, path, ref.offset, ref.length)
-        self._check(ref, path, await asyncio.to_thread(_parse, data, f"{path}@{ref.offset}"))
+        data, _ = await self._load(ref)
         return data
 
     async def read(self, ref: CaptureRef) -> Snapshot:
         """The captured response as a snapshot (``fetched_at`` is the capture time)."""
-        path = self.path_of(ref)
-        where = f"{path}@{ref.offset}"
-        data = await asyncio.to_thread(read_raw, path, ref.offset, ref.length)
-        parsed = await asyncio.to_thread(_parse, data, where)
-        self._check(ref, path, parsed)
+        _, parsed = await self._load(ref)
         return Snapshot(
+            **{name: getattr(parsed, name) for name in ("status", "headers", "body", "address")},
             url=parsed.target_uri,
             final_url=parsed.target_uri,
-            status=parsed.status,
-            headers=parsed.headers,
-            body=parsed.body,
             fetched_at=parsed.date,
             elapsed_ms=0.0,
-            address=parsed.address,
             capture=ref,
         )
-
-    @staticmethod
-    def _check(ref: CaptureRef, path: Path, parsed: ParsedResponse) -> None:
-        if parsed.digest != ref.digest or parsed.record_id != ref.record_id:
-            raise ArchiveError(f"{path}@{ref.offset}: not the record the document links to")
-
-
-def _parse(data: bytes, where: str) -> ParsedResponse:
-    return parse_response(data, where=where)
 
 
 # ---------------------------------------------------------------- rebuilding the index
@@ -272,11 +243,8 @@ def rebuild_index(directory: Path) -> int:
     entries = [
         entry for path in sorted(directory.glob("*" + WARC_SUFFIX)) for entry in _entries_of(path)
     ]
-    index = CaptureIndex(directory, create=True)
-    try:
+    with contextlib.closing(CaptureIndex(directory, create=True)) as index:
         index.put_many(entries)
-    finally:
-        index.close()
     return len(entries)
 
 
@@ -298,7 +266,7 @@ def _entries_of(path: Path) -> list[IndexEntry]:
                         status=int(record.http_headers.get_statuscode()),
                         warc_file=path.name,
                         offset=iterator.get_record_offset(),
-                        length=_record_length(iterator),
+                        length=int(iterator.get_record_length()),
                         digest=fields.get_header("WARC-Payload-Digest") or "",
                         record_id=fields.get_header("WARC-Record-ID"),
                         captured_at=fields.get_header("WARC-Date"),
@@ -307,7 +275,3 @@ def _entries_of(path: Path) -> list[IndexEntry]:
     except (ArchiveLoadFailed, OSError, ValueError) as exc:
         raise ArchiveError(f"{path}: cannot index: {exc}") from exc
     return entries
-
-
-def _record_length(iterator: ArchiveIterator) -> int:
-    return int(iterator.get_record_length())

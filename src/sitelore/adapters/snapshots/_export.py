@@ -17,7 +17,6 @@ import os
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from sitelore import __version__
 from sitelore.adapters.snapshots._archive import WarcReader
 from sitelore.adapters.snapshots._records import conversion_record, warcinfo_record
 from sitelore.core.errors import ArchiveError
@@ -55,10 +54,6 @@ async def _documents(store: Store) -> list[StoredDocument]:
     return out
 
 
-def _one_line(text: str) -> str:
-    return " ".join(text.split())
-
-
 def _unwritable(path: Path, exc: OSError) -> ArchiveError:
     return ArchiveError(f"{path}: cannot write the export: {exc.strerror or exc}")
 
@@ -88,12 +83,7 @@ async def export_warc(store: Store, path: Path, *, archive: Path | None = None) 
     try:
         with handle:
             info = warcinfo_record(
-                path.name,
-                {
-                    "software": f"sitelore/{__version__} (warcio)",
-                    "format": "WARC File Format 1.1",
-                    "description": "sitelore export: captured responses and their Markdown",
-                },
+                path.name, {"description": "sitelore export: captured responses and their Markdown"}
             )
             await asyncio.to_thread(handle.write, info.data)
             for document in await _documents(store):
@@ -115,7 +105,7 @@ async def export_warc(store: Store, path: Path, *, archive: Path | None = None) 
                     refers_to=refers_to,
                     fields={
                         "WARC-Sitelore-Document-ID": document.id,
-                        "WARC-Sitelore-Title": _one_line(document.title),
+                        "WARC-Sitelore-Title": " ".join(document.title.split()),
                         "WARC-Warcinfo-ID": info.record_id,
                     },
                 )

@@ -26,6 +26,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from sitelore.core.errors import ArchiveError
+from sitelore.core.models import CaptureRef
 
 __all__ = ["INDEX_NAME", "CaptureIndex", "IndexEntry"]
 
@@ -63,8 +64,8 @@ ON CONFLICT (page_id, url) DO UPDATE SET
     captured_at = excluded.captured_at
 """
 _COLUMNS = (
-    "page_id, url, hop, status, warc_file, record_offset, record_length, digest, record_id, "
-    "captured_at"
+    "page_id, url, hop, status, warc_file, record_offset AS offset, record_length AS length, "
+    "digest, record_id, captured_at"
 )
 _LOOKUP = f"SELECT {_COLUMNS} FROM records WHERE page_id = ? AND url = ?"  # noqa: S608 - constant
 _LATEST = f"SELECT {_COLUMNS} FROM records WHERE url = ? ORDER BY captured_at DESC LIMIT 1"  # noqa: S608 - constant
@@ -91,20 +92,20 @@ class IndexEntry:
         """Bound parameters for :data:`_PUT`."""
         return dataclasses.asdict(self)
 
+    def ref(self, directory: Path) -> CaptureRef:
+        """The record as a document names it (its file by path, in ``directory``)."""
+        return CaptureRef(
+            warc_file=str(directory / self.warc_file),
+            offset=self.offset,
+            length=self.length,
+            digest=self.digest,
+            record_id=self.record_id,
+            page_id=self.page_id,
+        )
+
 
 def _entry(row: sqlite3.Row) -> IndexEntry:
-    return IndexEntry(
-        page_id=row["page_id"],
-        url=row["url"],
-        hop=row["hop"],
-        status=row["status"],
-        warc_file=row["warc_file"],
-        offset=row["record_offset"],
-        length=row["record_length"],
-        digest=row["digest"],
-        record_id=row["record_id"],
-        captured_at=row["captured_at"],
-    )
+    return IndexEntry(**dict(row))
 
 
 class CaptureIndex:
@@ -126,11 +127,8 @@ class CaptureIndex:
         try:
             if create:
                 directory.mkdir(parents=True, exist_ok=True)
-            if readonly:
-                uri = self.path.absolute().as_uri() + "?mode=ro"
-                conn = sqlite3.connect(uri, uri=True, isolation_level=None)
-            else:
-                conn = sqlite3.connect(self.path, isolation_level=None)
+            where = self.path.absolute().as_uri() + "?mode=ro" if readonly else self.path
+            conn = sqlite3.connect(where, uri=readonly, isolation_level=None)
         except (OSError, sqlite3.Error) as exc:
             raise ArchiveError(f"{directory}: cannot open the snapshot archive: {exc}") from exc
         self._conn: sqlite3.Connection | None = conn
@@ -172,12 +170,8 @@ class CaptureIndex:
         """Record many entries in one transaction (rebuilding an index)."""
         with self._db("index records") as db:
             db.execute("BEGIN IMMEDIATE")
-            try:
+            with db:  # commits, or rolls back on any error
                 db.executemany(_PUT, [entry.params() for entry in entries])
-                db.execute("COMMIT")
-            except BaseException:
-                db.execute("ROLLBACK")
-                raise
 
     def lookup(self, page_id: str, url: str) -> IndexEntry | None:
         """The response of the hop to ``url`` in the fetch of page ``page_id``."""

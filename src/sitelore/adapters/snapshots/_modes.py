@@ -14,22 +14,21 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import dataclasses
 from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
+from typing import Unpack
 
 from sitelore.adapters.clock import SystemClock
-from sitelore.adapters.fetcher import follow_redirect, redirect_location
-from sitelore.adapters.snapshots._archive import CaptureWriter, read_entry
-from sitelore.adapters.snapshots._index import CaptureIndex, IndexEntry
-from sitelore.adapters.snapshots._records import ParsedResponse
+from sitelore.adapters.fetcher import FetchOptions, follow_redirect, redirect_location
+from sitelore.adapters.snapshots._archive import CaptureWriter, WarcReader
+from sitelore.adapters.snapshots._index import CaptureIndex
 from sitelore.core.errors import ArchiveError, NoSnapshotError, ResponseTooLargeError
 from sitelore.core.guard import AddressPolicy, check_url
-from sitelore.core.models import CaptureRef, Snapshot, SnapshotMode, page_id
+from sitelore.core.models import Snapshot, SnapshotMode, page_id
 from sitelore.core.options import Limits
-from sitelore.core.ports import Clock, Fetcher, HopCheck, LiveFetcher
+from sitelore.core.ports import Clock, Fetcher, LiveFetcher
 
 __all__ = [
     "CaptureSnapshots",
@@ -45,10 +44,7 @@ class LiveSnapshots:
 
     __slots__ = ()
 
-    @property
-    def mode(self) -> SnapshotMode:
-        """Always ``live``."""
-        return SnapshotMode.LIVE
+    mode = SnapshotMode.LIVE  #: always ``live``
 
     def fetch_path(
         self, seed_id: str, live: LiveFetcher
@@ -57,6 +53,7 @@ class LiveSnapshots:
         return live(None)
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
 class CapturingFetcher:
     """``ports.Fetcher`` that fetches through ``inner`` and names each response's record.
 
@@ -64,30 +61,13 @@ class CapturingFetcher:
     sets ``Snapshot.capture`` to the record of the final response.
     """
 
-    def __init__(self, inner: Fetcher, writer: CaptureWriter) -> None:
-        self._inner = inner
-        self._writer = writer
+    inner: Fetcher
+    writer: CaptureWriter
 
-    async def fetch(
-        self,
-        url: str,
-        *,
-        max_bytes: int | None = None,
-        headers: Mapping[str, str] | None = None,
-        check_hop: HopCheck | None = None,
-        timeout: float | None = None,
-        truncate: bool = False,
-    ) -> Snapshot:
+    async def fetch(self, url: str, **options: Unpack[FetchOptions]) -> Snapshot:
         """Fetch ``url`` live; the snapshot names the WARC record of its final response."""
-        snapshot = await self._inner.fetch(
-            url,
-            max_bytes=max_bytes,
-            headers=headers,
-            check_hop=check_hop,
-            timeout=timeout,
-            truncate=truncate,
-        )
-        ref = self._writer.ref_for(url, snapshot.final_url)
+        snapshot = await self.inner.fetch(url, **options)
+        ref = self.writer.ref_for(url, snapshot.final_url)
         return snapshot if ref is None else dataclasses.replace(snapshot, capture=ref)
 
 
@@ -110,10 +90,7 @@ class CaptureSnapshots:
         self._clock: Clock = clock or SystemClock()
         self._info = dict(info or {})
 
-    @property
-    def mode(self) -> SnapshotMode:
-        """Always ``capture``."""
-        return SnapshotMode.CAPTURE
+    mode = SnapshotMode.CAPTURE  #: always ``capture``
 
     def __repr__(self) -> str:
         return f"CaptureSnapshots({str(self.directory)!r})"
@@ -129,6 +106,7 @@ class CaptureSnapshots:
             await writer.aclose()
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
 class ReplayFetcher:
     """``ports.Fetcher`` that serves responses from an archive only; it has no network.
 
@@ -136,30 +114,13 @@ class ReplayFetcher:
     exactly where the live one was.
     """
 
-    def __init__(
-        self,
-        index: CaptureIndex,
-        seed_id: str,
-        *,
-        policy: AddressPolicy,
-        limits: Limits,
-    ) -> None:
-        self._index = index
-        self._directory = index.directory
-        self._seed_id = seed_id
-        self._policy = policy
-        self._limits = limits
+    index: CaptureIndex
+    seed_id: str
+    _: dataclasses.KW_ONLY
+    policy: AddressPolicy
+    limits: Limits
 
-    async def fetch(
-        self,
-        url: str,
-        *,
-        max_bytes: int | None = None,
-        headers: Mapping[str, str] | None = None,
-        check_hop: HopCheck | None = None,
-        timeout: float | None = None,
-        truncate: bool = False,
-    ) -> Snapshot:
+    async def fetch(self, url: str, **options: Unpack[FetchOptions]) -> Snapshot:
         """Replay the fetch of ``url`` as captured: every hop from the archive.
 
         Raises:
@@ -168,68 +129,50 @@ class ReplayFetcher:
             InvalidURLError, BlockedURLError, TooManyRedirectsError,
             ResponseTooLargeError: as the live fetch would have.
         """
-        target = check_url(url, policy=self._policy)
-        pid = page_id(self._seed_id, url)
-        cap = self._limits.max_page_bytes if max_bytes is None else max_bytes
+        target = check_url(url, policy=self.policy)
+        pid = page_id(self.seed_id, url)
+        max_bytes = options.get("max_bytes")
+        cap = self.limits.max_page_bytes if max_bytes is None else max_bytes
         chain: list[str] = []
         seen = {target.url}
         while True:
-            parsed, ref = await self._response(pid, url, target.url, len(chain))
-            location = redirect_location(parsed.status, parsed.headers)
+            captured = await self._response(pid, url, target.url, len(chain))
+            location = redirect_location(captured.status, captured.headers)
             if location is None:
-                if len(parsed.body) > cap and not truncate:
+                if len(captured.body) > cap and not options.get("truncate", False):
                     raise ResponseTooLargeError(
                         target.url, f"captured body is over the {cap}-byte cap"
                     )
-                return Snapshot(
+                return dataclasses.replace(
+                    captured,
                     url=url,
                     final_url=target.url,
-                    status=parsed.status,
-                    headers=parsed.headers,
-                    body=parsed.body[:cap],
-                    fetched_at=parsed.date,
-                    elapsed_ms=0.0,
+                    body=captured.body[:cap],
                     redirects=tuple(chain),
-                    address=parsed.address,
-                    capture=ref,
                 )
             chain.append(target.url if chain else url)
-            target = follow_redirect(
+            target = await follow_redirect(
                 target.url,
                 location,
                 seen=seen,
                 hops=len(chain),
-                max_redirects=self._limits.max_redirects,
-                policy=self._policy,
+                max_redirects=self.limits.max_redirects,
+                policy=self.policy,
+                check_hop=options.get("check_hop"),
             )
-            if check_hop is not None:
-                await check_hop(target.url)
 
-    async def _response(
-        self, pid: str, url: str, hop_url: str, hop: int
-    ) -> tuple[ParsedResponse, CaptureRef]:
-        entry = self._index.lookup(pid, hop_url)
+    async def _response(self, pid: str, url: str, hop_url: str, hop: int) -> Snapshot:
+        entry = self.index.lookup(pid, hop_url)
         if entry is None and hop > 0:
             # Crawls fetch a redirect target as its own page: its own capture answers.
-            entry = self._index.latest(hop_url)
+            entry = self.index.latest(hop_url)
         if entry is None:
             what = "no captured response" if hop == 0 else f"no captured response for {hop_url}"
-            raise NoSnapshotError(url, f"{what} in {self._directory}")
+            raise NoSnapshotError(url, f"{what} in {self.index.directory}")
         try:
-            parsed = await asyncio.to_thread(read_entry, self._directory, entry)
+            return await WarcReader().read(entry.ref(self.index.directory))
         except ArchiveError as exc:
             raise NoSnapshotError(url, f"captured response unreadable: {exc}") from exc
-        return parsed, self._ref(entry)
-
-    def _ref(self, entry: IndexEntry) -> CaptureRef:
-        return CaptureRef(
-            warc_file=str(self._directory / entry.warc_file),
-            offset=entry.offset,
-            length=entry.length,
-            digest=entry.digest,
-            record_id=entry.record_id,
-            page_id=entry.page_id,
-        )
 
 
 class ReplaySnapshots:
@@ -251,10 +194,7 @@ class ReplaySnapshots:
         self._policy = policy or AddressPolicy()
         self._limits = limits or Limits()
 
-    @property
-    def mode(self) -> SnapshotMode:
-        """Always ``replay``."""
-        return SnapshotMode.REPLAY
+    mode = SnapshotMode.REPLAY  #: always ``replay``
 
     def __repr__(self) -> str:
         return f"ReplaySnapshots({str(self.directory)!r})"
@@ -262,8 +202,6 @@ class ReplaySnapshots:
     @contextlib.asynccontextmanager
     async def fetch_path(self, seed_id: str, live: LiveFetcher) -> AsyncIterator[Fetcher]:
         """A fetcher over the archive; ``live`` is never called."""
-        index = CaptureIndex(self.directory.expanduser().absolute(), create=False, readonly=True)
-        try:
+        where = self.directory.expanduser().absolute()
+        with contextlib.closing(CaptureIndex(where, create=False, readonly=True)) as index:
             yield ReplayFetcher(index, seed_id, policy=self._policy, limits=self._limits)
-        finally:
-            index.close()

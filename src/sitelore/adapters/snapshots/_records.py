@@ -26,12 +26,14 @@ import io
 import urllib.parse
 from collections.abc import Mapping
 from datetime import UTC, datetime
+from typing import Any
 
 from warcio.archiveiterator import ArchiveIterator
 from warcio.exceptions import ArchiveLoadFailed
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
+from sitelore import __version__
 from sitelore.core.errors import ArchiveError
 from sitelore.core.models import Exchange, Headers
 
@@ -105,10 +107,29 @@ def _header_text(value: str) -> str:
     return value.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
+def _writer(buffer: io.BytesIO | None = None) -> WARCWriter:
+    return WARCWriter(buffer or io.BytesIO(), gzip=True, warc_version=_WARC_VERSION)
+
+
+def _record(url: str, kind: str, body: bytes, **options: Any) -> Any:
+    """A new WARC record of ``kind`` about ``url`` holding ``body`` (not yet encoded)."""
+    return _writer().create_warc_record(
+        url, kind, payload=io.BytesIO(body), length=len(body), **options
+    )
+
+
 def _encode(record: object) -> bytes:
     buffer = io.BytesIO()
-    WARCWriter(buffer, gzip=True, warc_version=_WARC_VERSION).write_record(record)
+    _writer(buffer).write_record(record)
     return buffer.getvalue()
+
+
+def _encoded(record: Any, digest: str) -> EncodedRecord:
+    """``record`` encoded, with its id and the digest named by the ``digest`` field."""
+    fields = record.rec_headers
+    return EncodedRecord(
+        _encode(record), fields.get_header("WARC-Record-ID"), fields.get_header(digest) or ""
+    )
 
 
 def _stored_headers(exchange: Exchange) -> tuple[list[tuple[str, str]], list[str], bool]:
@@ -172,21 +193,10 @@ def response_record(
         fields[DECODED_FIELD] = ", ".join(renamed)
     if truncated:
         fields["WARC-Truncated"] = "unspecified"
-    writer = WARCWriter(io.BytesIO(), gzip=True, warc_version=_WARC_VERSION)
-    record = writer.create_warc_record(
-        exchange.url,
-        "response",
-        payload=io.BytesIO(exchange.body),
-        length=len(exchange.body),
-        http_headers=http,
-        warc_headers_dict=fields,
+    record = _record(
+        exchange.url, "response", exchange.body, http_headers=http, warc_headers_dict=fields
     )
-    data = _encode(record)
-    return EncodedRecord(
-        data=data,
-        record_id=record.rec_headers.get_header("WARC-Record-ID"),
-        digest=record.rec_headers.get_header("WARC-Payload-Digest"),
-    )
+    return _encoded(record, "WARC-Payload-Digest")
 
 
 def request_record(exchange: Exchange, page_id: str, *, concurrent_to: str) -> bytes:
@@ -202,12 +212,10 @@ def request_record(exchange: Exchange, page_id: str, *, concurrent_to: str) -> b
         headers,
         is_http_request=True,
     )
-    writer = WARCWriter(io.BytesIO(), gzip=True, warc_version=_WARC_VERSION)
-    record = writer.create_warc_record(
+    record = _record(
         exchange.url,
         "request",
-        payload=io.BytesIO(b""),
-        length=0,
+        b"",
         http_headers=http,
         warc_headers_dict={
             "WARC-Date": warc_date(exchange.started_at),
@@ -220,14 +228,11 @@ def request_record(exchange: Exchange, page_id: str, *, concurrent_to: str) -> b
 
 
 def warcinfo_record(filename: str, info: Mapping[str, str]) -> EncodedRecord:
-    """The ``warcinfo`` record that opens a file, as a gzip member."""
-    writer = WARCWriter(io.BytesIO(), gzip=True, warc_version=_WARC_VERSION)
-    record = writer.create_warcinfo_record(filename, dict(info))
-    return EncodedRecord(
-        data=_encode(record),
-        record_id=record.rec_headers.get_header("WARC-Record-ID"),
-        digest=record.rec_headers.get_header("WARC-Block-Digest") or "",
-    )
+    """The ``warcinfo`` record that opens a file, as a gzip member (``info`` after our
+    ``software`` and ``format`` fields)."""
+    fields = {"software": f"sitelore/{__version__} (warcio)", "format": "WARC File Format 1.1"}
+    record = _writer().create_warcinfo_record(filename, fields | dict(info))
+    return _encoded(record, "WARC-Block-Digest")
 
 
 def conversion_record(
@@ -246,12 +251,10 @@ def conversion_record(
     headers = {"WARC-Date": warc_date(date), **{k: _header_text(v) for k, v in fields.items()}}
     if refers_to:
         headers["WARC-Refers-To"] = refers_to
-    writer = WARCWriter(io.BytesIO(), gzip=True, warc_version=_WARC_VERSION)
-    record = writer.create_warc_record(
+    record = _record(
         url,
         "conversion",
-        payload=io.BytesIO(body),
-        length=len(body),
+        body,
         warc_content_type="text/markdown; charset=utf-8",
         warc_headers_dict=headers,
     )

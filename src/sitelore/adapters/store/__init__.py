@@ -59,8 +59,10 @@ def open_store(location: str, *, create: bool = True) -> Store:
     there. A PostgreSQL store connects (and migrates) on first use; ``await
     store.open()`` to fail early (``create`` does not apply: the database must exist).
     """
-    scheme, sep, rest = location.strip().partition("://")
-    if sep and scheme.split("+", 1)[0].lower() in _POSTGRES_SCHEMES:
+    text = location.strip()
+    scheme, sep, rest = text.partition("://")
+    base = scheme.split("+", 1)[0].lower()
+    if sep and base in _POSTGRES_SCHEMES:
         try:
             from sitelore.adapters.store.postgres import PostgresStore
         except ImportError as exc:
@@ -69,20 +71,17 @@ def open_store(location: str, *, create: bool = True) -> Store:
             ) from exc
         # libpq knows "postgresql://" and "postgres://", not SQLAlchemy's "+driver".
         return PostgresStore(f"postgresql://{rest}")
-    return SQLiteStore(_sqlite_location(location), create=create)
-
-
-def _sqlite_location(location: str) -> str:
-    """The SQLite path (or ``:memory:``) that ``location`` names."""
-    text = location.strip()
     if not text:
         raise ConfigError("store location is empty; give a file path or a sqlite:/// URL")
-    if "://" not in text:
-        return text
-    scheme, _, rest = text.partition("://")
-    base = scheme.split("+", 1)[0].lower()
+    if not sep:
+        return SQLiteStore(text, create=create)
     if base != "sqlite":
         raise ConfigError(f"store scheme {scheme!r} is not supported; use a path or sqlite:///")
+    return SQLiteStore(_sqlite_path(text, rest), create=create)
+
+
+def _sqlite_path(text: str, rest: str) -> str:
+    """The SQLite path (or ``:memory:``) that the ``sqlite://`` URL ``text`` names."""
     if "?" in rest or "#" in rest:
         raise ConfigError(f"store URL {text!r}: query and fragment parts are not supported")
     if rest == "":

@@ -9,13 +9,22 @@ its connections; they never open, commit or close anything.
 from __future__ import annotations
 
 import builtins
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 import psycopg
 from psycopg.types.json import Jsonb
 
-from sitelore.adapters.store._rows import known_page_from_row
+from sitelore.adapters.store._rows import (
+    aware,
+    capture_from_row,
+    capture_params,
+    known_page_from_row,
+    report_from_row,
+    report_params,
+    utc,
+    verified_params,
+)
 from sitelore.core.changes import ChangeReport, KnownPage
 from sitelore.core.models import CaptureRef, FetchMeta
 
@@ -83,10 +92,6 @@ ORDER BY d.pk
 """
 
 
-def _aware(value: datetime) -> datetime:
-    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
-
-
 def _strings(value: object) -> tuple[str, ...]:
     return tuple(v for v in value if isinstance(v, str)) if isinstance(value, list) else ()
 
@@ -96,49 +101,26 @@ async def known_page(conn: _Conn, url: str) -> KnownPage | None:
     row = await (await conn.execute(_SELECT_KNOWN, (url,))).fetchone()
     if row is None:
         return None
-    removed = row["removed_at"]
-    return known_page_from_row(
-        row,
-        links=_strings(row["links"]),
-        removed_at=None if removed is None else removed.astimezone(UTC),
-    )
+    return known_page_from_row(row, links=_strings(row["links"]), decode_time=utc)
 
 
 async def mark_verified(conn: _Conn, url: str, meta: FetchMeta) -> str | None:
     """Record a ``304`` for ``url``: new fetch time (and validators); content untouched."""
-    params = {
-        "url": url,
-        "fetched_at": _aware(meta.fetched_at),
-        "etag": meta.etag,
-        "last_modified": meta.last_modified,
-    }
+    params = verified_params(url, meta, aware)
     row = await (await conn.execute(_MARK_VERIFIED, params)).fetchone()
     return None if row is None else str(row["id"])
 
 
 async def mark_removed(conn: _Conn, url: str, status: int, at: datetime) -> str | None:
     """Flag the live document at ``url`` as removed; its id, or None if none was live."""
-    params = {"url": url, "status": status, "at": _aware(at)}
+    params = {"url": url, "status": status, "at": aware(at)}
     row = await (await conn.execute(_MARK_REMOVED, params)).fetchone()
     return None if row is None else str(row["id"])
 
 
 async def record_change_report(conn: _Conn, report: ChangeReport) -> None:
     """Append one crawl's change report."""
-    await conn.execute(
-        _INSERT_REPORT,
-        {
-            "source": report.source,
-            "seed": report.seed,
-            "started_at": _aware(report.started_at),
-            "finished_at": _aware(report.finished_at),
-            "ok": report.ok,
-            "error": report.error,
-            "pages_crawled": report.pages_crawled,
-            "truncated": report.truncated,
-            "urls": Jsonb(report.url_lists()),
-        },
-    )
+    await conn.execute(_INSERT_REPORT, report_params(report, aware, Jsonb(report.url_lists())))
 
 
 async def change_reports(
@@ -146,30 +128,7 @@ async def change_reports(
 ) -> builtins.list[ChangeReport]:
     """The newest ``limit`` reports of ``source`` (only successful ones if ``ok_only``)."""
     cur = await conn.execute(_SELECT_REPORTS, (source, ok_only, limit))
-    return [
-        ChangeReport.from_url_lists(
-            row["urls"] if isinstance(row["urls"], dict) else {},
-            source=row["source"],
-            seed=row["seed"],
-            started_at=row["started_at"].astimezone(UTC),
-            finished_at=row["finished_at"].astimezone(UTC),
-            pages_crawled=row["pages_crawled"],
-            error=row["error"],
-            truncated=bool(row["truncated"]),
-        )
-        for row in await cur.fetchall()
-    ]
-
-
-def _ref(row: dict[str, Any]) -> CaptureRef:
-    return CaptureRef(
-        warc_file=row["warc_file"],
-        offset=int(row["record_offset"]),
-        length=int(row["record_length"]),
-        digest=row["digest"],
-        record_id=row["record_id"],
-        page_id=row["page_id"],
-    )
+    return [report_from_row(row, utc, row["urls"]) for row in await cur.fetchall()]
 
 
 async def link_capture(conn: _Conn, id_or_url: str, ref: CaptureRef | None) -> bool:
@@ -179,29 +138,18 @@ async def link_capture(conn: _Conn, id_or_url: str, ref: CaptureRef | None) -> b
         return False
     if ref is None:
         await conn.execute(_DELETE_CAPTURE, (row["pk"],))
-        return True
-    await conn.execute(
-        _UPSERT_CAPTURE,
-        {
-            "pk": row["pk"],
-            "warc_file": ref.warc_file,
-            "offset": ref.offset,
-            "length": ref.length,
-            "digest": ref.digest,
-            "record_id": ref.record_id,
-            "page_id": ref.page_id,
-        },
-    )
+    else:
+        await conn.execute(_UPSERT_CAPTURE, capture_params(row["pk"], ref))
     return True
 
 
 async def capture_of(conn: _Conn, id_or_url: str) -> CaptureRef | None:
     """The record the document (by id or URL) was built from, if it has one."""
     row = await (await conn.execute(_SELECT_CAPTURE, {"key": id_or_url})).fetchone()
-    return None if row is None else _ref(row)
+    return None if row is None else capture_from_row(row)
 
 
 async def captures(conn: _Conn) -> builtins.list[tuple[str, CaptureRef]]:
     """``(document id, record)`` for every linked document, oldest document first."""
     rows = await (await conn.execute(_SELECT_CAPTURES)).fetchall()
-    return [(str(row["id"]), _ref(row)) for row in rows]
+    return [(str(row["id"]), capture_from_row(row)) for row in rows]

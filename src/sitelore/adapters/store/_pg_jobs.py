@@ -7,12 +7,13 @@ schema step :data:`JOBS_MIGRATION` (``IF NOT EXISTS``, so a renumbered step is h
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 import psycopg
 from psycopg.types.json import Jsonb
 
+from sitelore.adapters.store._rows import job_from_row, job_params, utc
 from sitelore.core.models import JobRecord
 
 __all__ = ["JOBS_MIGRATION", "delete_job_record", "job_record", "save_job"]
@@ -50,51 +51,20 @@ _SELECT = "SELECT * FROM sitelore_crawl_jobs WHERE id = %s"
 _DELETE = "DELETE FROM sitelore_crawl_jobs WHERE id = %s"
 
 
-def _aware(value: datetime | None) -> datetime | None:
-    return None if value is None else value.astimezone(UTC)
-
-
 async def save_job(conn: _Conn, record: JobRecord) -> None:
     """Insert or replace one record."""
-    await conn.execute(
-        _UPSERT,
-        {
-            "id": record.id,
-            "seed": record.seed,
-            "status": record.status,
-            "created_at": record.created_at,
-            "finished_at": record.finished_at,
-            "pages_crawled": record.pages_crawled,
-            "pages_indexed": record.pages_indexed,
-            "errors": record.errors,
-            "error_code": record.error_code,
-            "error_message": record.error_message,
-            "detail": Jsonb(dict(record.detail)),
-        },
-    )
+    await conn.execute(_UPSERT, job_params(record, _as_given, Jsonb(dict(record.detail))))
 
 
 async def job_record(conn: _Conn, job_id: str) -> JobRecord | None:
     """The record with this id, or None."""
     cur = await conn.execute(_SELECT, (job_id,))
     row = await cur.fetchone()
-    if row is None:
-        return None
-    created = _aware(row["created_at"])
-    assert created is not None
-    return JobRecord(
-        id=row["id"],
-        seed=row["seed"],
-        status=row["status"],
-        created_at=created,
-        finished_at=_aware(row["finished_at"]),
-        pages_crawled=row["pages_crawled"],
-        pages_indexed=row["pages_indexed"],
-        errors=row["errors"],
-        error_code=row["error_code"],
-        error_message=row["error_message"],
-        detail=row["detail"],
-    )
+    return None if row is None else job_from_row(row, utc, row["detail"])
+
+
+def _as_given(value: datetime) -> datetime:
+    return value
 
 
 async def delete_job_record(conn: _Conn, job_id: str) -> bool:

@@ -46,6 +46,8 @@ __all__ = [
 _Conn = psycopg.AsyncConnection[dict[str, Any]]
 
 _BATCH = 200
+#: The fields of a Section stored under their own names.
+_AS_IS = ("ordinal", "anchor", "start", "end", "link_ratio")
 
 SECTIONS_STEPS: tuple[str, ...] = (
     """CREATE TABLE IF NOT EXISTS sitelore_sections (
@@ -143,13 +145,9 @@ async def replace_sections(
         rows.append(
             {
                 "pk": pk,
-                "ordinal": section.ordinal,
+                **{name: getattr(section, name) for name in _AS_IS},
                 "heading": heading,
-                "anchor": section.anchor,
-                "start": section.start,
-                "end": section.end,
                 "body": section.text,
-                "link_ratio": section.link_ratio,
                 "words": _words(title_words) + _words(heading_words) + _words(body_words),
                 "title_words": title_words,
                 "heading_words": heading_words,

@@ -28,6 +28,7 @@ __all__ = [
     "enough_pages",
     "page_key",
     "rank_pages",
+    "wanted",
 ]
 
 #: A section whose text is at least this share of link text is a hub section...
@@ -45,6 +46,10 @@ _SECOND_WEIGHT = 0.2
 _INDEX_NAMES = ("index.html", "index.htm", "index.php")
 #: Both stores keep a heading path as its headings joined by a newline (never in one).
 HEADING_JOIN = "\n"
+#: The columns of a search row a candidate keeps as they are.
+_ROW_FIELDS = ("id", "url", "title", "content_hash", "canonical_url", "anchor", "snippet")
+#: What a hit shows of its best section as the section has it.
+_HIT_FIELDS = ("id", "url", "title", "snippet", "heading_path", "section", "start", "end")
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -75,20 +80,21 @@ def candidate_from_row(row: Mapping[str, Any]) -> Candidate:
     """A candidate from a store's search row (the same column names in both stores)."""
     heading = row["heading"]
     return Candidate(
-        id=row["id"],
-        url=row["url"],
-        title=row["title"],
-        content_hash=row["content_hash"],
-        canonical_url=row["canonical_url"],
+        **{name: row[name] for name in _ROW_FIELDS},
         section=row["ordinal"],
         heading_path=tuple(heading.split(HEADING_JOIN)) if heading else (),
-        anchor=row["anchor"],
         start=row["start_byte"],
         end=row["end_byte"],
-        snippet=row["snippet"],
         score=float(row["score"]),
         link_ratio=float(row["link_ratio"]),
     )
+
+
+def wanted(limit: int) -> bool:
+    """Whether a search for ``limit`` pages has anything to do (ValueError if negative)."""
+    if limit < 0:
+        raise ValueError(f"limit must be >= 0, not {limit}")
+    return limit > 0
 
 
 def candidate_sizes(limit: int) -> tuple[int, ...]:
@@ -136,7 +142,6 @@ def rank_pages(candidates: Iterable[Candidate], limit: int, *, query: str = "") 
 
     best: dict[str, Candidate] = {}
     scores: dict[str, float] = {}
-    totals: dict[str, float] = {}
     seconds: dict[str, float] = {}
     for found in candidates:
         score = weighted(found)
@@ -148,8 +153,7 @@ def rank_pages(candidates: Iterable[Candidate], limit: int, *, query: str = "") 
             scores[found.id] = score
         else:
             seconds[found.id] = min(seconds.get(found.id, 0.0), score)
-    for key in best:
-        totals[key] = scores[key] + _SECOND_WEIGHT * seconds.get(key, 0.0)
+    totals = {key: scores[key] + _SECOND_WEIGHT * seconds.get(key, 0.0) for key in best}
     order = sorted(best, key=lambda key: (totals[key], best[key].url))
     seen: set[str] = set()
     hits: list[SearchHit] = []
@@ -161,20 +165,9 @@ def rank_pages(candidates: Iterable[Candidate], limit: int, *, query: str = "") 
         if keys & seen:
             continue
         seen |= keys
-        hits.append(
-            SearchHit(
-                id=found.id,
-                url=found.url,
-                title=found.title,
-                snippet=found.snippet,
-                score=totals[key],
-                heading_path=found.heading_path,
-                anchor_url=anchor_url(found.url, found.anchor),
-                section=found.section,
-                start=found.start,
-                end=found.end,
-            )
-        )
+        shown = {name: getattr(found, name) for name in _HIT_FIELDS}
+        anchor = anchor_url(found.url, found.anchor)
+        hits.append(SearchHit(**shown, score=totals[key], anchor_url=anchor))
         if len(hits) >= limit:
             break
     return hits

@@ -19,6 +19,7 @@ from __future__ import annotations
 import builtins
 import sqlite3
 
+from sitelore.adapters.store._rows import capture_from_row, capture_params
 from sitelore.core.models import CaptureRef
 
 __all__ = ["CAPTURES_MIGRATION", "capture_of", "captures", "link_capture"]
@@ -61,17 +62,6 @@ ORDER BY d.pk
 """
 
 
-def _ref(row: sqlite3.Row) -> CaptureRef:
-    return CaptureRef(
-        warc_file=row["warc_file"],
-        offset=row["record_offset"],
-        length=row["record_length"],
-        digest=row["digest"],
-        record_id=row["record_id"],
-        page_id=row["page_id"],
-    )
-
-
 def link_capture(conn: sqlite3.Connection, id_or_url: str, ref: CaptureRef | None) -> bool:
     """Point the document at ``ref`` (None: drop its link); False when there is no document."""
     row = conn.execute(_SELECT_PK, {"key": id_or_url}).fetchone()
@@ -79,28 +69,17 @@ def link_capture(conn: sqlite3.Connection, id_or_url: str, ref: CaptureRef | Non
         return False
     if ref is None:
         conn.execute(_DELETE, (row["pk"],))
-        return True
-    conn.execute(
-        _UPSERT,
-        {
-            "pk": row["pk"],
-            "warc_file": ref.warc_file,
-            "offset": ref.offset,
-            "length": ref.length,
-            "digest": ref.digest,
-            "record_id": ref.record_id,
-            "page_id": ref.page_id,
-        },
-    )
+    else:
+        conn.execute(_UPSERT, capture_params(row["pk"], ref))
     return True
 
 
 def capture_of(conn: sqlite3.Connection, id_or_url: str) -> CaptureRef | None:
     """The record the document (by id or URL) was built from, if it has one."""
     row = conn.execute(_SELECT_ONE, {"key": id_or_url}).fetchone()
-    return None if row is None else _ref(row)
+    return None if row is None else capture_from_row(row)
 
 
 def captures(conn: sqlite3.Connection) -> builtins.list[tuple[str, CaptureRef]]:
     """``(document id, record)`` for every linked document, oldest document first."""
-    return [(row["id"], _ref(row)) for row in conn.execute(_SELECT_ALL).fetchall()]
+    return [(row["id"], capture_from_row(row)) for row in conn.execute(_SELECT_ALL).fetchall()]

@@ -18,10 +18,17 @@ from __future__ import annotations
 import builtins
 import json
 import sqlite3
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
-from sitelore.adapters.store._rows import known_page_from_row
+from sitelore.adapters.store._rows import (
+    known_page_from_row,
+    report_from_row,
+    report_params,
+    text_to_time,
+    time_to_text,
+    verified_params,
+)
 from sitelore.core.changes import ChangeReport, KnownPage
 from sitelore.core.models import FetchMeta
 
@@ -83,36 +90,22 @@ INSERT INTO change_reports (
 )
 """
 _SELECT_REPORTS = """
-SELECT * FROM change_reports WHERE source = ? ORDER BY pk DESC LIMIT ?
-"""
-_SELECT_OK_REPORTS = """
-SELECT * FROM change_reports WHERE source = ? AND ok = 1 ORDER BY pk DESC LIMIT ?
+SELECT * FROM change_reports WHERE source = ? AND (ok = 1 OR NOT ?) ORDER BY pk DESC LIMIT ?
 """
 
 
-def _to_text(value: datetime) -> str:
-    """ISO 8601 in UTC, fixed width (the store's time format)."""
-    if value.tzinfo is None:
-        value = value.replace(tzinfo=UTC)
-    return value.astimezone(UTC).isoformat(timespec="microseconds")
-
-
-def _from_text(text: str) -> datetime:
-    value = datetime.fromisoformat(text)
-    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+def _json(text: str | None) -> Any:
+    """The stored JSON value; None when there is none (or it is unreadable)."""
+    try:
+        return None if text is None else json.loads(text)
+    except ValueError:
+        return None
 
 
 def _links_from_text(text: str | None) -> tuple[str, ...] | None:
     """The stored links; None when none were ever recorded (or the value is unreadable)."""
-    if text is None:
-        return None
-    try:
-        data = json.loads(text)
-    except ValueError:
-        return None
-    if not isinstance(data, list):
-        return None
-    return tuple(link for link in data if isinstance(link, str))
+    data = _json(text)
+    return tuple(link for link in data if isinstance(link, str)) if isinstance(data, list) else None
 
 
 def set_links(conn: sqlite3.Connection, pk: int, links: tuple[str, ...]) -> None:
@@ -125,72 +118,32 @@ def known_page(conn: sqlite3.Connection, url: str) -> KnownPage | None:
     row = conn.execute(_SELECT_KNOWN, (url,)).fetchone()
     if row is None:
         return None
-    removed = row["removed_at"]
-    return known_page_from_row(
-        row,
-        links=_links_from_text(row["links"]),
-        removed_at=None if removed is None else _from_text(removed),
-    )
+    return known_page_from_row(row, links=_links_from_text(row["links"]), decode_time=text_to_time)
 
 
 def mark_verified(conn: sqlite3.Connection, url: str, meta: FetchMeta) -> str | None:
     """Record a ``304`` for ``url``: new fetch time (and validators); content untouched."""
-    row = conn.execute(
-        _MARK_VERIFIED,
-        {
-            "url": url,
-            "fetched_at": _to_text(meta.fetched_at),
-            "etag": meta.etag,
-            "last_modified": meta.last_modified,
-        },
-    ).fetchone()
+    row = conn.execute(_MARK_VERIFIED, verified_params(url, meta, time_to_text)).fetchone()
     return None if row is None else str(row[0])
 
 
 def mark_removed(conn: sqlite3.Connection, url: str, status: int, at: datetime) -> str | None:
     """Flag the live document at ``url`` as removed; its id, or None if none was live."""
-    row = conn.execute(_MARK_REMOVED, {"url": url, "status": status, "at": _to_text(at)}).fetchone()
+    row = conn.execute(
+        _MARK_REMOVED, {"url": url, "status": status, "at": time_to_text(at)}
+    ).fetchone()
     return None if row is None else str(row[0])
 
 
 def record_change_report(conn: sqlite3.Connection, report: ChangeReport) -> None:
     """Append one crawl's change report."""
-    conn.execute(
-        _INSERT_REPORT,
-        {
-            "source": report.source,
-            "seed": report.seed,
-            "started_at": _to_text(report.started_at),
-            "finished_at": _to_text(report.finished_at),
-            "ok": int(report.ok),
-            "error": report.error,
-            "pages_crawled": report.pages_crawled,
-            "truncated": int(report.truncated),
-            "urls": json.dumps(report.url_lists(), ensure_ascii=False),
-        },
-    )
+    urls = json.dumps(report.url_lists(), ensure_ascii=False)
+    conn.execute(_INSERT_REPORT, report_params(report, time_to_text, urls))
 
 
 def change_reports(
     conn: sqlite3.Connection, source: str, *, limit: int, ok_only: bool
 ) -> builtins.list[ChangeReport]:
     """The newest ``limit`` reports of ``source`` (only successful ones if ``ok_only``)."""
-    statement = _SELECT_OK_REPORTS if ok_only else _SELECT_REPORTS
-    return [_row_to_report(row) for row in conn.execute(statement, (source, limit)).fetchall()]
-
-
-def _row_to_report(row: sqlite3.Row) -> ChangeReport:
-    try:
-        lists: Any = json.loads(row["urls"])
-    except ValueError:
-        lists = {}
-    return ChangeReport.from_url_lists(
-        lists if isinstance(lists, dict) else {},
-        source=row["source"],
-        seed=row["seed"],
-        started_at=_from_text(row["started_at"]),
-        finished_at=_from_text(row["finished_at"]),
-        pages_crawled=row["pages_crawled"],
-        error=row["error"],
-        truncated=bool(row["truncated"]),
-    )
+    rows = conn.execute(_SELECT_REPORTS, (source, ok_only, limit)).fetchall()
+    return [report_from_row(row, text_to_time, _json(row["urls"])) for row in rows]

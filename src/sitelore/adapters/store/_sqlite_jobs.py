@@ -11,10 +11,8 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Callable
-from datetime import datetime
-from typing import Any
 
+from sitelore.adapters.store._rows import job_from_row, job_params, text_to_time, time_to_text
 from sitelore.core.models import JobRecord
 
 __all__ = ["JOBS_MIGRATION", "delete_job_record", "job_record", "save_job"]
@@ -52,46 +50,16 @@ _SELECT = "SELECT * FROM crawl_jobs WHERE id = ?"
 _DELETE = "DELETE FROM crawl_jobs WHERE id = ?"
 
 
-def save_job(
-    conn: sqlite3.Connection, record: JobRecord, encode_time: Callable[[datetime], str]
-) -> None:
+def save_job(conn: sqlite3.Connection, record: JobRecord) -> None:
     """Insert or replace one record (the caller holds the write transaction)."""
-    params: dict[str, Any] = {
-        "id": record.id,
-        "seed": record.seed,
-        "status": record.status,
-        "created_at": encode_time(record.created_at),
-        "finished_at": None if record.finished_at is None else encode_time(record.finished_at),
-        "pages_crawled": record.pages_crawled,
-        "pages_indexed": record.pages_indexed,
-        "errors": record.errors,
-        "error_code": record.error_code,
-        "error_message": record.error_message,
-        "detail": json.dumps(record.detail, ensure_ascii=False),
-    }
-    conn.execute(_UPSERT, params)
+    detail = json.dumps(record.detail, ensure_ascii=False)
+    conn.execute(_UPSERT, job_params(record, time_to_text, detail))
 
 
-def job_record(
-    conn: sqlite3.Connection, job_id: str, decode_time: Callable[[str], datetime]
-) -> JobRecord | None:
+def job_record(conn: sqlite3.Connection, job_id: str) -> JobRecord | None:
     """The record with this id, or None."""
     row = conn.execute(_SELECT, (job_id,)).fetchone()
-    if row is None:
-        return None
-    return JobRecord(
-        id=row["id"],
-        seed=row["seed"],
-        status=row["status"],
-        created_at=decode_time(row["created_at"]),
-        finished_at=None if row["finished_at"] is None else decode_time(row["finished_at"]),
-        pages_crawled=row["pages_crawled"],
-        pages_indexed=row["pages_indexed"],
-        errors=row["errors"],
-        error_code=row["error_code"],
-        error_message=row["error_message"],
-        detail=json.loads(row["detail"]),
-    )
+    return None if row is None else job_from_row(row, text_to_time, json.loads(row["detail"]))
 
 
 def delete_job_record(conn: sqlite3.Connection, job_id: str) -> bool:

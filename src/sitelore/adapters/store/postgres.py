@@ -40,7 +40,7 @@ import contextlib
 import dataclasses
 import itertools
 from collections.abc import AsyncIterator, Callable, Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 import psycopg
@@ -59,8 +59,15 @@ from sitelore.adapters.store._pg_text import (
     index_text,
     stem_prefix,
 )
-from sitelore.adapters.store._ranking import candidate_sizes, rank_pages
-from sitelore.adapters.store._rows import document_id, document_params
+from sitelore.adapters.store._ranking import candidate_sizes, rank_pages, wanted
+from sitelore.adapters.store._rows import aware as _aware
+from sitelore.adapters.store._rows import (
+    document_from_row,
+    document_id,
+    document_params,
+    utc,
+    utc_now,
+)
 from sitelore.adapters.store._snippet import Column, Phrase, chunks, has_match, snippet
 from sitelore.core.changes import ChangeReport, KnownPage
 from sitelore.core.errors import ConfigError, SchemaVersionError, StoreError
@@ -135,25 +142,6 @@ _STEM = "array_to_string(tsvector_to_array(to_tsvector('sitelore_text', w)), ' '
 _STEMS = f"SELECT w AS word, {_STEM} AS stem FROM unnest(%s::text[]) AS w"  # noqa: S608
 
 
-def _utc_now() -> datetime:
-    return datetime.now(UTC)
-
-
-def _aware(value: datetime) -> datetime:
-    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
-
-
-def _row_to_document(row: dict[str, Any]) -> StoredDocument:
-    removed = row["removed_at"]
-    return StoredDocument(
-        **{key: row[key] for key in _COLUMNS.split(", ") if not key.endswith("_at")},
-        fetched_at=row["fetched_at"].astimezone(UTC),
-        created_at=row["created_at"].astimezone(UTC),
-        updated_at=row["updated_at"].astimezone(UTC),
-        removed_at=None if removed is None else removed.astimezone(UTC),
-    )
-
-
 async def _stems_of(
     conn: _Conn, columns: builtins.list[Column], prefixes: tuple[str, ...], known: dict[str, str]
 ) -> dict[str, str]:
@@ -173,6 +161,8 @@ async def _section_snippets(
     conn: _Conn, hits: builtins.list[SearchHit], terms: builtins.list[tuple[str, ...]]
 ) -> builtins.list[SearchHit]:
     """Each hit with a snippet cut from its section's text (which ``snippet`` holds)."""
+    if not hits:
+        return []
     phrases = [list(term) for term in terms]
     words = sorted({word for term in terms for word in term})
     cur = await conn.execute(_STEMS, (words,))
@@ -240,7 +230,7 @@ class PostgresStore:
         self,
         url: str,
         *,
-        now: Callable[[], datetime] = _utc_now,
+        now: Callable[[], datetime] = utc_now,
         pool_size: int = 2,
         connect_timeout: float = 10.0,
     ) -> None:
@@ -414,7 +404,7 @@ class PostgresStore:
         async with self._connection("get") as conn:
             cur = await conn.execute(_SELECT_ONE, (id_or_url, id_or_url))
             row = await cur.fetchone()
-        return None if row is None else _row_to_document(row)
+        return None if row is None else document_from_row(row, utc)
 
     async def list(self, *, limit: int = 100, offset: int = 0) -> builtins.list[StoredDocument]:
         """Return up to ``limit`` documents after ``offset``, most recently updated first."""
@@ -423,7 +413,7 @@ class PostgresStore:
         async with self._connection("list") as conn:
             cur = await conn.execute(_SELECT_PAGE, (limit, offset))
             rows = await cur.fetchall()
-        return [_row_to_document(row) for row in rows]
+        return [document_from_row(row, utc) for row in rows]
 
     async def search(self, query: str, *, limit: int = 10) -> builtins.list[SearchHit]:
         """Rank pages by their best sections for ``query`` (plain text, never tsquery syntax).
@@ -432,16 +422,11 @@ class PostgresStore:
         weigh more than text, one hit per page and per content; lower ``score`` is
         better. The snippet marks matched words with ``**``. A blank query finds nothing.
         """
-        if limit < 0:
-            raise ValueError(f"limit must be >= 0, not {limit}")
-        if limit == 0:
+        if not wanted(limit):
             return []
         async with self._connection("search") as conn:
             found, terms = await sections.search_sections(conn, query, limit)
-            hits = rank_pages(found, limit, query=query)
-            if not hits:
-                return []
-            return await _section_snippets(conn, hits, terms)
+            return await _section_snippets(conn, rank_pages(found, limit, query=query), terms)
 
     async def reindex(self) -> int:
         """Cut every document into sections again; how many documents were cut."""
@@ -476,16 +461,12 @@ class PostgresStore:
         self, query: str, vector: Sequence[float], model: str, *, limit: int = 10
     ) -> builtins.list[SearchHit]:
         """Pages ranked by BM25 and vector nearness fused (reciprocal rank fusion)."""
-        if limit < 0:
-            raise ValueError(f"limit must be >= 0, not {limit}")
-        if limit == 0:
+        if not wanted(limit):
             return []
         async with self._connection("search") as conn:
             lexical, terms = await sections.search_sections(conn, query, limit)
             near = await vectors.search_vectors(conn, model, vector, candidate_sizes(limit)[0])
             hits = rank_pages(fuse([lexical, near]), limit, query=query)
-            if not hits:
-                return []
             return await _section_snippets(conn, hits, terms)
 
     async def delete(self, id_or_url: str) -> bool:

@@ -41,7 +41,7 @@ import contextlib
 import os
 import sqlite3
 from collections.abc import Callable, Iterator, Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from urllib.parse import quote
 
@@ -51,8 +51,16 @@ from sitelore.adapters.store import _sqlite_jobs as jobs
 from sitelore.adapters.store import _sqlite_sections as sections
 from sitelore.adapters.store import _sqlite_vectors as vectors
 from sitelore.adapters.store._fusion import fuse
-from sitelore.adapters.store._ranking import candidate_sizes, rank_pages
-from sitelore.adapters.store._rows import content_hash, document_id, document_params
+from sitelore.adapters.store._ranking import candidate_sizes, rank_pages, wanted
+from sitelore.adapters.store._rows import (
+    content_hash,
+    document_from_row,
+    document_id,
+    document_params,
+    text_to_time,
+    utc_now,
+)
+from sitelore.adapters.store._rows import time_to_text as _time_to_text
 from sitelore.core.changes import ChangeReport, KnownPage
 from sitelore.core.errors import NoStoreError, SchemaVersionError, StoreError, StoreLocationError
 from sitelore.core.models import (
@@ -199,43 +207,6 @@ _COUNT = "SELECT count(*) FROM documents"
 # -- pure helpers ------------------------------------------------------------------------
 
 
-def _utc_now() -> datetime:
-    return datetime.now(UTC)
-
-
-def _time_to_text(value: datetime) -> str:
-    """ISO 8601 in UTC with fixed width, so text order is time order (naive = UTC)."""
-    if value.tzinfo is None:
-        value = value.replace(tzinfo=UTC)
-    return value.astimezone(UTC).isoformat(timespec="microseconds")
-
-
-def _time_from_text(text: str) -> datetime:
-    value = datetime.fromisoformat(text)
-    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
-
-
-def _row_to_document(row: sqlite3.Row) -> StoredDocument:
-    return StoredDocument(
-        id=row["id"],
-        url=row["url"],
-        title=row["title"],
-        markdown=row["markdown"],
-        content_hash=row["content_hash"],
-        content_type=row["content_type"],
-        status=row["status"],
-        etag=row["etag"],
-        last_modified=row["last_modified"],
-        fetched_at=_time_from_text(row["fetched_at"]),
-        created_at=_time_from_text(row["created_at"]),
-        updated_at=_time_from_text(row["updated_at"]),
-        description=row["description"],
-        lang=row["lang"],
-        canonical_url=row["canonical_url"],
-        removed_at=None if row["removed_at"] is None else _time_from_text(row["removed_at"]),
-    )
-
-
 @contextlib.contextmanager
 def _write_transaction(conn: sqlite3.Connection) -> Iterator[None]:
     """``BEGIN IMMEDIATE`` ... ``COMMIT``; roll back on any error (nothing half-written).
@@ -300,11 +271,6 @@ def _open_error(location: str, exc: sqlite3.Error) -> StoreError:
     return StoreError(f"{location}: cannot open as a SQLite store: {exc}")
 
 
-def _has_tables(conn: sqlite3.Connection) -> bool:
-    row = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
-    return int(row[0]) > 0
-
-
 def _identify(conn: sqlite3.Connection) -> tuple[int, bool]:
     """(schema version, whether the file holds some other program's tables), read at once.
 
@@ -314,7 +280,8 @@ def _identify(conn: sqlite3.Connection) -> tuple[int, bool]:
     conn.execute("BEGIN")
     try:
         found = _user_version(conn)
-        return found, found == 0 and _has_tables(conn)
+        tables = int(conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0])
+        return found, found == 0 and tables > 0
     finally:
         conn.execute("COMMIT")
 
@@ -418,7 +385,7 @@ class SQLiteStore:
         location: str | Path,
         *,
         create: bool = True,
-        now: Callable[[], datetime] = _utc_now,
+        now: Callable[[], datetime] = utc_now,
     ) -> None:
         self._now = now
         self._create = create
@@ -518,7 +485,7 @@ class SQLiteStore:
         """Return one document by id or by URL, or None."""
         with self._connection("get") as conn:
             row = conn.execute(_SELECT_ONE, {"key": id_or_url}).fetchone()
-        return None if row is None else _row_to_document(row)
+        return None if row is None else document_from_row(row, text_to_time)
 
     async def list(self, *, limit: int = 100, offset: int = 0) -> builtins.list[StoredDocument]:
         """Return up to ``limit`` documents after ``offset``, most recently updated first."""
@@ -526,7 +493,7 @@ class SQLiteStore:
             raise ValueError(f"limit and offset must be >= 0, not {limit} and {offset}")
         with self._connection("list") as conn:
             rows = conn.execute(_SELECT_PAGE, (limit, offset)).fetchall()
-        return [_row_to_document(row) for row in rows]
+        return [document_from_row(row, text_to_time) for row in rows]
 
     async def search(self, query: str, *, limit: int = 10) -> builtins.list[SearchHit]:
         """Rank pages by their best sections for ``query`` (plain text, never FTS syntax).
@@ -536,9 +503,7 @@ class SQLiteStore:
         content); lower ``score`` is better. The snippet marks matched terms with ``**``.
         A blank query finds nothing.
         """
-        if limit < 0:
-            raise ValueError(f"limit must be >= 0, not {limit}")
-        if limit == 0:
+        if not wanted(limit):
             return []
         with self._connection("search") as conn:
             found = sections.search_sections(conn, query, limit)
@@ -579,9 +544,7 @@ class SQLiteStore:
         self, query: str, vector: Sequence[float], model: str, *, limit: int = 10
     ) -> builtins.list[SearchHit]:
         """Pages ranked by BM25 and vector nearness fused (reciprocal rank fusion)."""
-        if limit < 0:
-            raise ValueError(f"limit must be >= 0, not {limit}")
-        if limit == 0:
+        if not wanted(limit):
             return []
         with self._connection("search") as conn:
             matrix = self._vectors.matrix(conn, model, len(vector))
@@ -663,12 +626,12 @@ class SQLiteStore:
     async def save_job(self, record: JobRecord) -> None:
         """Insert or replace a crawl job record."""
         with self._connection(f"save_job {record.id}") as conn, _write_transaction(conn):
-            jobs.save_job(conn, record, _time_to_text)
+            jobs.save_job(conn, record)
 
     async def job_record(self, job_id: str) -> JobRecord | None:
         """The crawl job record with this id, or None."""
         with self._connection("job_record") as conn:
-            return jobs.job_record(conn, job_id, _time_from_text)
+            return jobs.job_record(conn, job_id)
 
     async def delete_job_record(self, job_id: str) -> bool:
         """Forget one crawl job record; True when it existed."""

@@ -15,16 +15,14 @@ from sitelore.app.worker._enqueue import (
     enqueue_crawl,
     new_crawl_id,
 )
-from sitelore.app.worker._loop import CrawlTally, FetchPath, Worker, WorkerConfig
-from sitelore.app.worker._meta import CrawlMeta, CrawlState
+from sitelore.app.worker._loop import CrawlTally, Worker, WorkerConfig
+from sitelore.app.worker._meta import CrawlMeta
 from sitelore.app.worker._robots import SharedRobots, rules_from_json, rules_to_json
 
 __all__ = [
     "CrawlMeta",
-    "CrawlState",
     "CrawlTally",
     "EnqueuedCrawl",
-    "FetchPath",
     "QueueRequest",
     "ScaleTimings",
     "SharedRobots",

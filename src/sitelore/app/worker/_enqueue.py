@@ -11,6 +11,7 @@ It never fetches a page: the workers do.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import secrets
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -26,21 +27,18 @@ from sitelore.adapters.frontier_redis import (
 from sitelore.app.worker._leases import LinkFilter
 from sitelore.app.worker._meta import CrawlMeta
 from sitelore.app.worker._robots import rules_from_json, rules_to_json
-from sitelore.core.errors import RobotsRefusedError
 from sitelore.core.models import SnapshotMode
 from sitelore.core.options import CrawlOptions, Limits
-from sitelore.core.politeness import Politeness
 from sitelore.core.ports import Clock, Fetcher
 from sitelore.core.robots import (
     RobotsMemo,
     RobotsPolicy,
     create_robots_policy,
-    is_allowed,
-    unreachable_reason,
 )
 from sitelore.core.urls import Scope, normalize_url
+from sitelore.crawl.memory import Origins
 from sitelore.crawl.robots_loader import make_robots_loader
-from sitelore.crawl.seeding import read_sitemaps, sitemap_warnings
+from sitelore.crawl.seeding import check_seed_rules, read_sitemaps
 from sitelore.crawl.sitemap_loader import make_sitemap_loader
 
 __all__ = ["EnqueuedCrawl", "QueueRequest", "ScaleTimings", "enqueue_crawl", "new_crawl_id"]
@@ -108,7 +106,7 @@ async def enqueue_crawl(
     request: QueueRequest,
     *,
     frontier: RedisFrontier,
-    fetcher: Fetcher | None,
+    fetcher: Fetcher,
     limits: Limits,
     user_agent: str,
     url_check: Callable[[str], object],
@@ -129,31 +127,31 @@ async def enqueue_crawl(
     seed_delay_ms = delay_ms
     robots_json: str | None = None
     policy: RobotsPolicy | None = None
-    if (applied.respect_robots or applied.sitemap) and fetcher is None:
-        raise ValueError("a fetcher is needed to read robots.txt and sitemaps")
     if applied.respect_robots:
-        assert fetcher is not None
         loader = make_robots_loader(
             fetcher, max_bytes=limits.max_robots_bytes, user_agent=user_agent
         )
         shared = await frontier.robots(request.crawl_id, origin)
         rules = rules_from_json(shared) if shared is not None else await loader(origin)
-        robots_url = origin + "/robots.txt"
-        if rules.unreachable:
-            raise RobotsRefusedError(url, robots_url, unreachable_reason(rules))
-        if not is_allowed(rules, url):
-            raise RobotsRefusedError(url, robots_url, "the start URL is disallowed by robots.txt")
+        check_seed_rules(url, rules)
         robots_json = None if shared is not None else rules_to_json(rules)
         seed_delay_ms = max(delay_ms, rules.crawl_delay_ms or 0)
         memo = RobotsMemo(clock.monotonic)
         memo.put(origin, rules)
         policy = create_robots_policy(loader, memo)
-    found: list[FrontierItem] = []
+    found: list[FrontierItem] = []  # the sitemaps' URLs, as depth-1 queue items
     stats: dict[str, int] = {}
     warnings: list[str] = []
     if applied.sitemap:
-        assert fetcher is not None
-        found, stats, warnings = await _sitemap_items(url, applied, fetcher, policy, clock, limits)
+        listed, warnings = await read_sitemaps(
+            url,
+            loader=make_sitemap_loader(fetcher, max_bytes=limits.max_page_bytes),
+            robots=policy,
+            wait_turn=functools.partial(Origins().wait_turn, clock=clock, delay=applied.delay),
+        )
+        found = LinkFilter(applied, Scope.from_options(url, applied)).items(listed, 1, stats)
+        if listed:
+            stats[Stat.SITEMAP_URLS] = len(listed)
     hb_ms = max(100, round(request.timings.heartbeat_timeout * 1000))
     meta = CrawlMeta(
         seed=url,
@@ -194,37 +192,3 @@ async def enqueue_crawl(
         sitemap_urls=len(found),
         warnings=tuple(warnings),
     )
-
-
-async def _sitemap_items(
-    seed: str,
-    options: CrawlOptions,
-    fetcher: Fetcher,
-    robots: RobotsPolicy | None,
-    clock: Clock,
-    limits: Limits,
-) -> tuple[list[FrontierItem], dict[str, int], list[str]]:
-    """The seed's sitemap URLs as depth-1 queue items, the skips counted, the warnings."""
-    politeness = Politeness(options.delay)
-    warnings: list[str] = []
-
-    async def wait_turn(key: str) -> bool:
-        wait = politeness.wait_for(key, clock.monotonic())
-        if wait > 0:
-            await clock.sleep(wait)
-        politeness.record_request(key, clock.monotonic())
-        return True
-
-    found = await read_sitemaps(
-        seed,
-        loader=make_sitemap_loader(fetcher, max_bytes=limits.max_page_bytes),
-        robots=robots,
-        wait_turn=wait_turn,
-        warn=warnings.append,
-    )
-    stats: dict[str, int] = {}
-    links = LinkFilter(options, Scope.from_options(seed, options))
-    items = links.items(found.urls, 1, stats)
-    if found.urls:
-        stats[Stat.SITEMAP_URLS] = len(found.urls)
-    return items, stats, warnings + sitemap_warnings(found)

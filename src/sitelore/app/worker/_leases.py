@@ -11,7 +11,7 @@ drops the ones any worker already queued.
 
 from __future__ import annotations
 
-import dataclasses
+import functools
 from collections.abc import Iterable
 
 from sitelore.adapters.frontier_redis import (
@@ -29,6 +29,7 @@ from sitelore.core.options import CrawlOptions
 from sitelore.core.ports import Clock
 from sitelore.core.robots import MAX_CRAWL_DELAY_MS
 from sitelore.core.urls import Scope, normalize_url
+from sitelore.crawl.frontier import LinkJudge
 from sitelore.crawl.port import CrawlItem, PageResult, Step, Turn
 
 __all__ = ["LinkFilter", "RedisLease", "completion_of"]
@@ -43,20 +44,11 @@ class RedisLease:
     def __init__(self, lease: Lease, robots: SharedRobots, clock: Clock) -> None:
         self.lease = lease
         found = lease.item
-        self._item = CrawlItem(found.url, found.depth, found.attempt, found.hops)
+        self.item = CrawlItem(found.url, found.depth, found.attempt, found.hops)  #: the URL
+        self.origin = split_url(found.url)[0]  #: the origin Redis leased (its queue's key)
         self._robots = robots
         self._clock = clock
         self._end = clock.monotonic() + (lease.deadline_ms - lease.now_ms) / 1000
-
-    @property
-    def item(self) -> CrawlItem:
-        """The URL to process."""
-        return self._item
-
-    @property
-    def origin(self) -> str:
-        """The origin Redis leased (its queue's key)."""
-        return split_url(self._item.url)[0]
 
     def remaining(self) -> float:
         """Seconds of crawl time left (from Redis's deadline at lease time)."""
@@ -79,21 +71,23 @@ class RedisLease:
         """Nothing to do here: the origin is let go when the completion is acked."""
 
 
-@dataclasses.dataclass(slots=True)
 class LinkFilter:
-    """Which discovered links one worker sends to Redis, counting the others as skips."""
+    """Which discovered links one worker sends to Redis, counting the others as skips.
 
-    options: CrawlOptions
-    scope: Scope
-    _sent: set[str] = dataclasses.field(default_factory=set)
-    _too_deep: set[str] = dataclasses.field(default_factory=set)
+    The crawl's own link judgement (``crawl.frontier.LinkJudge``): a link this worker
+    already sent (or found out of scope, or too deep) is not sent again.
+    """
+
+    def __init__(self, options: CrawlOptions, scope: Scope) -> None:
+        self.scope = scope
+        self._judge = LinkJudge(scope, options.max_depth)
 
     def items(self, links: Iterable[str], depth: int, stats: dict[str, int]) -> list[FrontierItem]:
         """The links worth queueing at ``depth``; the rest counted in ``stats``."""
-        too_deep = depth > self.options.max_depth
-        if len(self._sent) + len(self._too_deep) > _SENT_CAP:
-            self._sent.clear()
-            self._too_deep.clear()
+        judge = self._judge
+        if len(judge.known) + len(judge.too_deep) > _SENT_CAP:
+            judge.known.clear()
+            judge.too_deep.clear()
         out: list[FrontierItem] = []
         for href in dict.fromkeys(links):
             try:
@@ -101,25 +95,16 @@ class LinkFilter:
             except UsageError:
                 _count(stats, Stat.skipped(SkipReason.INVALID))
                 continue
-            if link in self._sent:
-                _count(stats, Stat.skipped(SkipReason.DUPLICATE))
-                continue
-            if too_deep:  # it may still come back shallower, so it is not marked as sent
-                known = link in self._too_deep
-                self._too_deep.add(link)
-                reason = SkipReason.DUPLICATE if known else SkipReason.DEPTH
+            reason = judge.judge(link, depth)
+            if reason is None:
+                out.append(FrontierItem(link, depth))
+            else:
                 _count(stats, Stat.skipped(reason))
-                continue
-            self._sent.add(link)
-            if self.scope.allows_normalized(link) is not None:
-                _count(stats, Stat.skipped(SkipReason.FILTERED))
-                continue
-            out.append(FrontierItem(link, depth))
         return out
 
     def hop(self, item: CrawlItem, target: str) -> FrontierItem:
         """The queue item of a redirect target (any scope; its page's depth)."""
-        self._sent.add(target)
+        self._judge.claim(target)
         return FrontierItem(target, item.depth, 0, item.hops + 1)
 
 
@@ -139,28 +124,20 @@ def completion_of(
         delay_ms = max(delay_ms, min(result.crawl_delay_ms, MAX_CRAWL_DELAY_MS))
     elif result.step is Step.SKIP:
         delay_ms = -1  # no request, and robots.txt not read: the origin's delay stays
-    backoff_ms = round(result.backoff * 1000)
+    # No request (skip, requeue) has a backoff: every ack carries the same two timings.
+    ack = functools.partial(Completion, delay_ms=delay_ms, backoff_ms=round(result.backoff * 1000))
     step = result.step
     if step is Step.SKIP:
         assert result.skip is not None
-        return Completion(
-            outcome=Outcome.SKIP, delay_ms=delay_ms, stats={Stat.skipped(result.skip): 1}
-        )
+        return ack(outcome=Outcome.SKIP, stats={Stat.skipped(result.skip): 1})
     if step is Step.REQUEUE or step is Step.STOP:
-        return Completion(outcome=Outcome.REQUEUE, delay_ms=delay_ms)
+        return ack(outcome=Outcome.REQUEUE)
     if step is Step.RETRY:
-        return Completion(
-            outcome=Outcome.RETRY, delay_ms=delay_ms, backoff_ms=backoff_ms, stats={Stat.RETRIED: 1}
-        )
+        return ack(outcome=Outcome.RETRY, stats={Stat.RETRIED: 1})
     if step is Step.HOP:
         assert result.hop is not None
-        return Completion(
-            outcome=Outcome.DONE,
-            delay_ms=delay_ms,
-            backoff_ms=backoff_ms,
-            stats={Stat.FETCHED: 1, Stat.REDIRECTED: 1},
-            links=(links.hop(item, result.hop),),
-        )
+        hop = links.hop(item, result.hop)
+        return ack(outcome=Outcome.DONE, stats={Stat.FETCHED: 1, Stat.REDIRECTED: 1}, links=(hop,))
     outcome = result.outcome
     assert outcome is not None
     stats: dict[str, int] = {Stat.FETCHED: 1}
@@ -177,15 +154,7 @@ def completion_of(
     change = ""
     if record_change and outcome.change is not None:
         change = f"{outcome.change}\t{outcome.url}"
-    return Completion(
-        outcome=Outcome.DONE,
-        delay_ms=delay_ms,
-        backoff_ms=backoff_ms,
-        error=error,
-        change=change,
-        stats=stats,
-        links=found,
-    )
+    return ack(outcome=Outcome.DONE, error=error, change=change, stats=stats, links=found)
 
 
 def _count(stats: dict[str, int], name: str) -> None:

@@ -76,30 +76,24 @@ class CrawlTally:
     reason: str | None = None
 
 
+@dataclasses.dataclass(kw_only=True, eq=False)
 class Worker:
     """A scale-out worker; ``await worker.run()`` until the work is done or ``stop()``."""
 
-    def __init__(
-        self,
-        *,
-        frontier: RedisFrontier,
-        store: Store,
-        fetch_path: FetchPath,
-        config: WorkerConfig,
-        clock: Clock,
-        converter: Converter,
-    ) -> None:
-        self.frontier = frontier
-        self.store = store
-        self.fetch_path = fetch_path
-        self.config = config
-        self.clock = clock
-        self.slots = asyncio.Semaphore(max(1, config.slots))
-        self.tallies: dict[str, CrawlTally] = {}
-        self._stopping = asyncio.Event()
-        # Worker processes convert pages (bootstrap passes the pool), so a big page never
-        # holds up the event loop and its heartbeats.
-        self.converter = converter
+    frontier: RedisFrontier
+    store: Store
+    fetch_path: FetchPath
+    config: WorkerConfig
+    clock: Clock
+    #: Worker processes convert pages (bootstrap passes the pool), so a big page never
+    #: holds up the event loop and its heartbeats.
+    converter: Converter
+    tallies: dict[str, CrawlTally] = dataclasses.field(default_factory=dict, init=False)
+    slots: asyncio.Semaphore = dataclasses.field(init=False)
+    _stopping: asyncio.Event = dataclasses.field(default_factory=asyncio.Event, init=False)
+
+    def __post_init__(self) -> None:
+        self.slots = asyncio.Semaphore(max(1, self.config.slots))
 
     @property
     def stopping(self) -> bool:
@@ -116,9 +110,6 @@ class Worker:
         Without ``crawl_id`` the worker keeps looking for crawls until :meth:`stop`, or,
         with ``exit_when_idle``, until no crawl is active.
         """
-        await self._run(crawl_id, exit_when_idle)
-
-    async def _run(self, crawl_id: str | None, exit_when_idle: bool) -> None:
         if crawl_id is not None:
             fields = await self.frontier.meta(crawl_id)
             if not fields:
@@ -170,18 +161,12 @@ class _Session:
         self.crawl_id = crawl_id
         self.state = CrawlState(fields)
         self.meta = meta = CrawlMeta.parse(crawl_id, fields)
-        self.buckets = meta.buckets
-        self.lease_ttl_ms = meta.lease_ttl_ms
-        self.hb_timeout_ms = meta.hb_timeout_ms
-        self.max_attempts = meta.max_attempts
         self.options, _ = meta.options.clamp(worker.config.limits)
         self.tally = worker.tallies.setdefault(crawl_id, CrawlTally())
         self.over = asyncio.Event()
         self._kick = asyncio.Event()  # set (and replaced) after each ack: an origin is free
         self._leasing = asyncio.Lock()
-        self._delay_ms = meta.delay_ms
-        scope = Scope.from_options(meta.seed, self.options)
-        self._links = LinkFilter(self.options, scope)
+        self._links = LinkFilter(self.options, Scope.from_options(meta.seed, self.options))
         self._robots: SharedRobots | None = None
         self._pipeline: PagePipeline | None = None
 
@@ -193,10 +178,9 @@ class _Session:
         now_ms = await worker.frontier.server_time_ms()
         left = (self.state.deadline_ms - now_ms) / 1000
         deadline = worker.clock.monotonic() + max(0.0, left)
-        user_agent = meta.user_agent
         async with worker.fetch_path(meta, deadline) as fetcher:
             loader = make_robots_loader(
-                fetcher, max_bytes=worker.config.limits.max_robots_bytes, user_agent=user_agent
+                fetcher, max_bytes=worker.config.limits.max_robots_bytes, user_agent=meta.user_agent
             )
             self._robots = SharedRobots(
                 worker.frontier,
@@ -216,8 +200,8 @@ class _Session:
                 url_check=worker.config.url_check,
                 converter=worker.converter,
                 revisit=Revisit(worker.store, worker.clock, enabled=meta.incremental),
-                max_attempts=self.max_attempts,
-                robots_agent=product_token(user_agent),
+                max_attempts=self.meta.max_attempts,
+                robots_agent=product_token(meta.user_agent),
             )
             keepalive = asyncio.create_task(self._keepalive())
             try:
@@ -230,17 +214,17 @@ class _Session:
 
     async def _keepalive(self) -> None:
         """Heartbeat and reap every third of the heartbeat timeout."""
-        frontier, worker_id = self.worker.frontier, self.worker.config.worker_id
-        interval = max(0.05, self.hb_timeout_ms / 3000)
+        frontier, worker_id, meta = self.worker.frontier, self.worker.config.worker_id, self.meta
+        interval = max(0.05, meta.hb_timeout_ms / 3000)
         while not self.over.is_set():
             try:
-                if await frontier.heartbeat(self.crawl_id, worker_id, ttl_ms=self.lease_ttl_ms) < 0:
+                if await frontier.heartbeat(self.crawl_id, worker_id, ttl_ms=meta.lease_ttl_ms) < 0:
                     self.over.set()
                     return
                 reclaimed, dead = await frontier.reap(
                     self.crawl_id,
-                    heartbeat_timeout_ms=self.hb_timeout_ms,
-                    max_attempts=self.max_attempts,
+                    heartbeat_timeout_ms=meta.hb_timeout_ms,
+                    max_attempts=meta.max_attempts,
                 )
                 if reclaimed or dead:
                     log.warning(
@@ -292,7 +276,7 @@ class _Session:
                 result,
                 lease.item,
                 self._links,
-                self._delay_ms,
+                self.meta.delay_ms,
                 record_change=self.meta.incremental,
             )
             await self._ack(lease.lease, completion)
@@ -308,19 +292,15 @@ class _Session:
         except TimeoutError:
             return PageResult(step=Step.STOP)
         except Exception as exc:  # a FrontierError while sharing robots, or a bug
-            log.exception("crawl %s: internal error on %s", self.crawl_id, lease.item.url)
-            return self._again(lease, exc)
-
-    def _again(self, lease: RedisLease, exc: Exception) -> PageResult:
-        """Retry a page that failed unexpectedly, or give it up on its last attempt."""
-        item = lease.item
-        if item.attempt + 1 < self.max_attempts and not isinstance(exc, ConfigError):
-            return PageResult(step=Step.RETRY)
-        message = " ".join(str(exc).split()) or type(exc).__name__
-        error = PageError.from_exception(ConversionFailedError(item.url, f"internal: {message}"))
-        return PageResult(
-            step=Step.DONE, outcome=PageOutcome(url=item.url, depth=item.depth, error=error)
-        )
+            item = lease.item
+            log.exception("crawl %s: internal error on %s", self.crawl_id, item.url)
+            if item.attempt + 1 < self.meta.max_attempts and not isinstance(exc, ConfigError):
+                return PageResult(step=Step.RETRY)
+            message = " ".join(str(exc).split()) or type(exc).__name__  # its last attempt
+            failed = ConversionFailedError(item.url, f"internal: {message}")
+            error = PageError.from_exception(failed)
+            outcome = PageOutcome(url=item.url, depth=item.depth, error=error)
+            return PageResult(step=Step.DONE, outcome=outcome)
 
     async def _lease_when_due(self) -> Lease | Finished | None:
         """Lease the next due URL, sleeping as Redis hints; None when told to stop."""
@@ -331,7 +311,7 @@ class _Session:
                 reply = await frontier.lease(
                     self.crawl_id,
                     config.worker_id,
-                    ttl_ms=self.lease_ttl_ms,
+                    ttl_ms=self.meta.lease_ttl_ms,
                     poll_ms=config.poll_ms,
                 )
             except FrontierError as exc:
@@ -362,7 +342,7 @@ class _Session:
                     worker.config.worker_id,
                     lease.lease_id,
                     completion,
-                    self.buckets,
+                    self.meta.buckets,
                 )
             except FrontierError as exc:
                 log.warning("crawl %s: ack failed (try %d): %s", self.crawl_id, attempt + 1, exc)

@@ -52,14 +52,8 @@ class CrawlMeta:
             "options": self.options.model_dump_json(by_alias=True),
             "clamped": "\n".join(self.clamped),
             "user_agent": self.user_agent,
-            "buckets": str(self.buckets),
             "pages_left": str(self.options.max_pages),
-            "delay_ms": str(self.delay_ms),
-            "lease_ttl_ms": str(self.lease_ttl_ms),
-            "hb_timeout_ms": str(self.hb_timeout_ms),
-            "max_attempts": str(self.max_attempts),
-            "robots_ttl_ms": str(self.robots_ttl_ms),
-            "keep_ms": str(self.keep_ms),
+            **{name: str(getattr(self, name)) for name in _NUMBERS},
             "snapshots": str(self.snapshots),
             "archive": self.archive,
             "incremental": "1" if self.incremental else "0",
@@ -76,13 +70,7 @@ class CrawlMeta:
                 options=CrawlOptions.model_validate_json(fields["options"]),
                 clamped=tuple(line for line in fields.get("clamped", "").split("\n") if line),
                 user_agent=fields["user_agent"],
-                buckets=int(fields["buckets"]),
-                delay_ms=int(fields["delay_ms"]),
-                lease_ttl_ms=int(fields["lease_ttl_ms"]),
-                hb_timeout_ms=int(fields["hb_timeout_ms"]),
-                max_attempts=int(fields["max_attempts"]),
-                robots_ttl_ms=int(fields["robots_ttl_ms"]),
-                keep_ms=int(fields["keep_ms"]),
+                **{name: int(fields[name]) for name in _NUMBERS},
                 snapshots=SnapshotMode(fields.get("snapshots", "live")),
                 archive=fields.get("archive", ""),
                 incremental=fields.get("incremental") == "1",
@@ -92,6 +80,10 @@ class CrawlMeta:
                 f"crawl {crawl_id!r}: cannot read its settings in Redis ({exc}); "
                 "was it queued by another sitelore version?"
             ) from exc
+
+
+#: The fields of :class:`CrawlMeta` stored as decimal integers (its ``int`` fields).
+_NUMBERS = [field.name for field in dataclasses.fields(CrawlMeta) if field.type == "int"]
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

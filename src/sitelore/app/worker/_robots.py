@@ -12,6 +12,7 @@ with its address guard).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Any, Protocol
 
@@ -47,18 +48,9 @@ class RobotsShelf(Protocol):
 
 def rules_to_json(rules: RobotsRules) -> str:
     """Serialise rules (their patterns in priority order, not the compiled matchers)."""
-    return json.dumps(
-        {
-            "rules": [[rule.pattern, rule.allow] for rule in rules.rules],
-            "crawl_delay_ms": rules.crawl_delay_ms,
-            "requested_crawl_delay_ms": rules.requested_crawl_delay_ms,
-            "sitemaps": list(rules.sitemaps),
-            "disallow_all": rules.disallow_all,
-            "state": str(rules.state),
-            "source": rules.source,
-        },
-        separators=(",", ":"),
-    )
+    data = {f.name: getattr(rules, f.name) for f in dataclasses.fields(rules) if f.init}
+    data["rules"] = [[rule.pattern, rule.allow] for rule in rules.rules]
+    return json.dumps(data, separators=(",", ":"))
 
 
 def rules_from_json(text: str) -> RobotsRules:
@@ -75,34 +67,29 @@ def rules_from_json(text: str) -> RobotsRules:
     )
 
 
+@dataclasses.dataclass(slots=True)
 class SharedRobots:
     """The robots rules of one crawl as this worker sees them (Redis, cached locally)."""
 
-    def __init__(
-        self,
-        frontier: RobotsShelf,
-        crawl_id: str,
-        loader: RobotsLoader,
-        clock: Clock,
-        *,
-        ttl_ms: int,
-    ) -> None:
-        self._frontier = frontier
-        self._crawl_id = crawl_id
-        self._loader = loader
-        self._clock = clock
-        self._ttl_ms = ttl_ms
-        self._local: dict[str, tuple[float, RobotsRules]] = {}
-        self._throttled: dict[str, str] = {}
+    frontier: RobotsShelf
+    crawl_id: str
+    loader: RobotsLoader
+    clock: Clock
+    _: dataclasses.KW_ONLY
+    ttl_ms: int
+    _local: dict[str, tuple[float, RobotsRules]] = dataclasses.field(
+        default_factory=dict, init=False
+    )
+    _throttled: dict[str, str] = dataclasses.field(default_factory=dict, init=False)
 
     async def cached(self, url: str) -> RobotsRules | None:
         """The rules of ``url``'s origin if some worker fetched them; None if nobody has."""
         origin = split_url(url)[0]
-        now = self._clock.monotonic()
+        now = self.clock.monotonic()
         local = self._local.get(origin)
         if local is not None and local[0] > now:
             return local[1]
-        text = await self._frontier.robots(self._crawl_id, origin)
+        text = await self.frontier.robots(self.crawl_id, origin)
         if text is None:
             return None
         rules = rules_from_json(text)
@@ -115,16 +102,16 @@ class SharedRobots:
         The guard's refusal of the robots.txt URL itself propagates, as in a local crawl.
         """
         origin = split_url(url)[0]
-        rules = await self._loader(origin)
-        await self._frontier.save_robots(self._crawl_id, origin, rules_to_json(rules), self._ttl_ms)
-        self._local[origin] = (self._clock.monotonic() + _LOCAL_SECONDS, rules)
+        rules = await self.loader(origin)
+        await self.frontier.save_robots(self.crawl_id, origin, rules_to_json(rules), self.ttl_ms)
+        self._local[origin] = (self.clock.monotonic() + _LOCAL_SECONDS, rules)
         return rules
 
     async def throttled(self, origin: str) -> str | None:
         """Why no worker may request ``origin`` any more, or None (a throttle is final)."""
         known = self._throttled.get(origin)
         if known is None:
-            known = await self._frontier.throttled(self._crawl_id, origin)
+            known = await self.frontier.throttled(self.crawl_id, origin)
             if known is not None:
                 self._throttled[origin] = known
         return known
@@ -132,4 +119,4 @@ class SharedRobots:
     async def throttle(self, origin: str, reason: str) -> None:
         """Stop every worker's requests to ``origin`` for the rest of the crawl."""
         self._throttled.setdefault(origin, reason)
-        await self._frontier.throttle(self._crawl_id, origin, reason)
+        await self.frontier.throttle(self.crawl_id, origin, reason)
