@@ -40,7 +40,6 @@ __all__ = [
     "has_vectors",
     "pending",
     "put",
-    "search_vectors",
 ]
 
 _Conn = psycopg.AsyncConnection[dict[str, Any]]
@@ -206,25 +205,6 @@ async def _read(conn: _Conn, model: str, dims: int) -> VectorMatrix:
             return VectorMatrix.from_rows(rows, dims)
         rows.extend(page)
         after = page[-1][0]
-
-
-async def search_vectors(
-    conn: _Conn,
-    model: str,
-    query: Sequence[float],
-    limit: int,
-    *,
-    cache: MatrixCache | None = None,
-) -> builtins.list[Candidate]:
-    """The ``limit`` sections nearest to ``query`` (score: cosine distance), best first.
-
-    ``cache`` keeps the vectors in memory between calls; without it they are read anew.
-    """
-    if limit <= 0 or not await _has_table(conn):
-        return []
-    dims = len(query)
-    matrix = await (_read(conn, model, dims) if cache is None else cache.matrix(conn, model, dims))
-    return await candidates(conn, matrix.nearest(query, limit))
 
 
 async def candidates(conn: _Conn, top: Sequence[tuple[int, float]]) -> builtins.list[Candidate]:
