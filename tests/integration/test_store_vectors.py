@@ -18,6 +18,7 @@ import psycopg
 import pytest
 
 from sitelore.adapters.store import PostgresStore, SQLiteStore
+from sitelore.adapters.store import _pg_vectors as pg_vectors
 from sitelore.adapters.store._sqlite_vectors import MatrixCache, search_vectors
 from sitelore.core.models import Document, FetchMeta
 from sitelore.core.ports import SectionVectors
@@ -81,6 +82,20 @@ async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator
         await opened.close()
 
 
+@pytest.fixture
+async def another(store: Both, request: pytest.FixtureRequest) -> AsyncIterator[Both]:
+    """A second store object on the same file or database (as another process has)."""
+    other: Both
+    if isinstance(store, SQLiteStore):
+        other = SQLiteStore(store.location)
+    else:
+        other = PostgresStore(request.getfixturevalue("pg_database"))
+    try:
+        yield other
+    finally:
+        await other.close()
+
+
 async def _embed_all(store: Both, model: str = MODEL) -> int:
     items = await store.pending_vectors(model, 100)
     await store.put_vectors(model, [(key, embed(text)) for key, text in items])
@@ -125,6 +140,7 @@ async def test_fusion_ranks_a_page_both_rankings_find_first(store: Both) -> None
 
 async def test_a_changed_page_loses_its_vectors_and_waits_again(store: Both) -> None:
     await _embed_all(store)
+    assert DOGS in [hit.url for hit in await store.hybrid_search("x", embed("dog"), MODEL)]
     title, markdown = PAGES[BOATS]
     changed = Document(url=BOATS, title=title, markdown=markdown + "\n\n## Knots\n\nA ship knot.")
     await store.upsert(changed, _meta())
@@ -179,26 +195,45 @@ async def test_the_kept_matrix_ranks_as_a_fresh_read_ties_to_the_lower_key(
     assert cache.matrix(conn, MODEL, 3) is cache.matrix(conn, MODEL, 3)  # read once
 
 
-async def test_a_search_sees_vectors_another_process_changed(tmp_path: Path) -> None:
-    path = tmp_path / "v.db"
-    searching, writing = SQLiteStore(path), SQLiteStore(path)
-    try:
-        for url, (title, markdown) in PAGES.items():
-            await writing.upsert(Document(url=url, title=title, markdown=markdown), _meta())
-        await _embed_all(writing)
-        before = await searching.hybrid_search("zebra", embed("puppy"), MODEL, limit=5)
-        boats = next(
-            key for key, text in await writing.pending_vectors("other", 5) if "Sail" in text
-        )
+async def test_a_search_sees_vectors_another_process_changed(store: Both, another: Both) -> None:
+    writing = another
+    await _embed_all(writing)
+    before = await store.hybrid_search("zebra", embed("puppy"), MODEL, limit=5)
+    boats = next(key for key, text in await writing.pending_vectors("other", 5) if "Sail" in text)
 
-        await writing.put_vectors(MODEL, [(boats, embed("dog"))])
-        after = await searching.hybrid_search("zebra", embed("puppy"), MODEL, limit=5)
-    finally:
-        await searching.close()
-        await writing.close()
+    await writing.put_vectors(MODEL, [(boats, embed("dog"))])
+    after = await store.hybrid_search("zebra", embed("puppy"), MODEL, limit=5)
+    await writing.delete(DOGS)  # its vectors go by cascade
+    gone = await store.hybrid_search("zebra", embed("puppy"), MODEL, limit=5)
 
     assert [hit.url for hit in before] == [DOGS, CATS, BOATS]
     assert [hit.url for hit in after] == [DOGS, BOATS, CATS]
+    assert [hit.url for hit in gone] == [BOATS, CATS]
+
+
+async def test_the_postgres_matrix_is_kept_until_a_vector_changes(pg_database: str) -> None:
+    store = PostgresStore(pg_database)
+    await store.open()
+    with psycopg.connect(pg_database, autocommit=True) as conn:
+        conn.execute("TRUNCATE sitelore_documents CASCADE")
+    cache = pg_vectors.MatrixCache()
+    try:
+        for url, (title, markdown) in PAGES.items():
+            await store.upsert(Document(url=url, title=title, markdown=markdown), _meta())
+        await _embed_all(store)
+        async with store._connection("test") as conn:
+            first = await cache.matrix(conn, MODEL, 3)
+            # A page stored without vectors changes no vector: the matrix is kept.
+            await store.upsert(Document(url=f"{CATS}/2", title="t", markdown="Other."), _meta())
+            assert await cache.matrix(conn, MODEL, 3) is first
+            with psycopg.connect(pg_database, autocommit=True) as other:
+                other.execute("TRUNCATE sitelore_section_vectors")
+            emptied = await cache.matrix(conn, MODEL, 3)
+    finally:
+        await store.close()
+
+    assert len(first.keys) == 3
+    assert len(emptied.keys) == 0
 
 
 async def test_has_vectors_is_per_model(store: Both) -> None:

@@ -90,6 +90,11 @@ class _OnnxEmbedder:
         tokenizers = _module("tokenizers")
         options = ort.SessionOptions()
         options.log_severity_level = 3
+        # ONNX Runtime's pool threads spin-wait for work between runs by default. On a
+        # busy two-core machine that spinning took the CPU the other threads needed: a
+        # query cost 30 ms of CPU instead of 8, and batches ran at half the speed.
+        for pool in ("intra", "inter"):
+            options.add_session_config_entry(f"session.{pool}_op.allow_spinning", "0")
         self._session = ort.InferenceSession(
             str(model), options, providers=["CPUExecutionProvider"]
         )

@@ -12,12 +12,15 @@ share a database with other applications. Nothing here connects to anything.
 * ``sitelore_crawl_jobs``: the crawl job records of ``sitelore serve``.
 * ``sitelore_sections``: one row per section with its own tsvector (``_pg_sections``).
 * ``sitelore_text``: the text search configuration (Porter stems, no stop words).
+* ``sitelore_section_vectors``, ``sitelore_vector_generation``: section vectors and
+  the counter of their changes (``_pg_vectors``).
 """
 
 from __future__ import annotations
 
 from sitelore.adapters.store._pg_jobs import JOBS_MIGRATION
 from sitelore.adapters.store._pg_sections import SECTIONS_STEPS
+from sitelore.adapters.store._pg_vectors import VECTORS_STEPS
 
 __all__ = ["CREATE_VERSION_TABLE", "MIGRATIONS", "MIGRATION_LOCK"]
 
@@ -93,4 +96,6 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     JOBS_MIGRATION,
     # 3: sections, the unit of retrieval (idempotent: IF NOT EXISTS throughout).
     SECTIONS_STEPS,
+    # 4: section vectors (made by their first write before) and their change counter.
+    VECTORS_STEPS,
 )

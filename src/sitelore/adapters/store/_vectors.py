@@ -82,7 +82,10 @@ class VectorMatrix:
         count = len(self.keys)
         if not count or limit <= 0 or wanted.size != self.dims:
             return []
-        distances = 1.0 - self.matrix @ wanted
+        # einsum, not ``@``: BLAS spreads a matrix-vector product over its thread pool,
+        # whose threads then spin-wait for more work. At 100k rows on a busy two-core
+        # machine that made 5 ms of wall time cost 40 ms of CPU (numpy's own loop: 11).
+        distances = 1.0 - np.einsum("ij,j->i", self.matrix, wanted)
         if count > limit:
             cut = np.partition(distances, limit - 1)[limit - 1]
             rows = np.flatnonzero(distances <= cut)

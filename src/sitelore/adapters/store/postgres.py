@@ -242,6 +242,7 @@ class PostgresStore:
         self._idle: asyncio.Queue[_Conn | None] | None = None
         self._open_lock = asyncio.Lock()
         self._closed = False
+        self._vectors = vectors.MatrixCache()  # a model's vectors between searches
 
     def __repr__(self) -> str:
         state = "closed" if self._closed else ("open" if self._idle is not None else "unopened")
@@ -281,6 +282,7 @@ class PostgresStore:
     async def close(self) -> None:
         """Close every connection; closing twice is harmless, later calls raise StoreError."""
         self._closed = True
+        self._vectors = vectors.MatrixCache()
         idle, self._idle = self._idle, None
         while idle is not None and not idle.empty():
             conn = idle.get_nowait()
@@ -464,8 +466,16 @@ class PostgresStore:
         if not wanted(limit):
             return []
         async with self._connection("search") as conn:
-            lexical, terms = await sections.search_sections(conn, query, limit)
-            near = await vectors.search_vectors(conn, model, vector, candidate_sizes(limit)[0])
+            matrix = await self._vectors.matrix(conn, model, len(vector))
+            # The matrix product runs in a thread (numpy lets go of the GIL) while the
+            # server ranks the words.
+            loop = asyncio.get_running_loop()
+            nearest = loop.run_in_executor(None, matrix.nearest, vector, candidate_sizes(limit)[0])
+            try:
+                lexical, terms = await sections.search_sections(conn, query, limit)
+            finally:
+                top = await nearest
+            near = await vectors.candidates(conn, top)
             hits = rank_pages(fuse([lexical, near]), limit, query=query)
             return await _section_snippets(conn, hits, terms)
 
