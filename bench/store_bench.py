@@ -4,8 +4,10 @@
     .venv/bin/python bench/store_bench.py --docs 5000 --dir /var/tmp
 
 Documents are synthetic Markdown (headings, paragraphs, a code block) drawn from a
-Zipf-distributed vocabulary, so the index looks like a real one. Each upsert is its
-own transaction, as in a crawl. Latencies are how long one call holds the event loop.
+Zipf-distributed vocabulary, so the index looks like a real one. Upserts are awaited
+one at a time, so each is its own transaction (a crawl's concurrent pages share one).
+Latencies are how long one awaited call takes; a file store's writes run on its
+writer thread, so CPU per op counts that thread too.
 """
 
 from __future__ import annotations

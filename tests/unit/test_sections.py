@@ -117,6 +117,8 @@ def test_heading_lines(line: str, expected: tuple[int, str, str | None] | None) 
         ("> **Note**\n>\n> > A task is *queued*", "Note\n\nA task is queued"),
         ("```pycon\n>>> print(1)\n```", ">>> print(1)"),
         ("a > b", "a > b"),
+        ("one  two\tthree\u00a0four \t\u00a0 five", "one two three four five"),
+        ("  single spaces stay single  ", "single spaces stay single"),
     ],
 )
 def test_plain_text_keeps_words_not_markup(markdown: str, expected: str) -> None:

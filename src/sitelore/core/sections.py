@@ -286,7 +286,9 @@ def plain_text(markdown: str) -> str:
         text = _inline(line)
         if text.lstrip().startswith("|"):
             text = text.replace("|", " ")
-        out.append(_SPACES.sub(" ", text).strip())
+        if "  " in text or "\t" in text or "\xa0" in text:  # else every run is one space
+            text = _SPACES.sub(" ", text)
+        out.append(text.strip())
     return "\n".join(out).strip()
 
 

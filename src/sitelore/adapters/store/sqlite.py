@@ -6,18 +6,19 @@ One row per URL in ``documents``; its sections (``_sqlite_sections``) carry the 
 
 Choices worth knowing:
 
-* **Calls run inline on the event loop.** Every method does its sqlite3 work
-  synchronously and never awaits in between, so each one is atomic with respect to
-  other coroutines and no lock is needed. Measured (``bench/store_bench.py``, 1,000
-  pages of ~20 KB): a new page costs ~1 ms CPU (p50 0.6 ms wall; p99 10-17 ms when
-  FTS5 merges segments or the WAL checkpoints), an unchanged re-upsert 0.04 ms, a
-  search ~3 ms. A worker thread would add a hand-off to every call and buy nothing
-  until profiles of whole crawls show the indexing millisecond matters. The one long
-  block is ``busy_timeout``: while *another process* holds the write lock, a write
-  waits here for up to that long.
-* **Commit per upsert.** In WAL mode with ``synchronous=NORMAL`` a commit appends to
-  the WAL without an fsync, so committing each document costs little and a crash
-  loses at most the last few pages, never leaves one half-written.
+* **Reads run inline; writes on the writer thread.** Reads do their sqlite3 work on
+  the caller's connection and never await in between. Writes to a file go to one
+  writer thread with its own connection (``_sqlite_writer``): tokenising a page's
+  sections into FTS5 (about a millisecond of CPU, most of a page's store cost, run by
+  SQLite without the GIL) overlaps the crawl's fetching instead of delaying it. An
+  in-memory store has one connection and writes inline. ``busy_timeout``: while
+  *another process* holds the write lock, a write waits up to that long.
+* **Group commit, nothing half-written.** The writes that queue up while the writer
+  works go in one transaction, each in its own savepoint: a failing write rolls back
+  alone (its document and its sections together) and is that caller's error; a
+  write returns once its transaction committed. In WAL mode with
+  ``synchronous=NORMAL`` a commit appends to the WAL without an fsync; a crash loses
+  at most the last batch, never leaves a page half-written.
 * **Unchanged pages do not touch the index.** An upsert whose content hash is
   unchanged updates only the fetch metadata; its sections stay as they are.
 * **Tokenizer** ``porter unicode61 remove_diacritics 2``: stems English ("running"
@@ -43,6 +44,7 @@ import sqlite3
 from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING, TypeVar
 from urllib.parse import quote
 
 from sitelore.adapters.store import _sqlite_captures as captured
@@ -73,12 +75,16 @@ from sitelore.core.models import (
     UpsertResult,
 )
 
+if TYPE_CHECKING:
+    from sitelore.adapters.store._sqlite_writer import Writer
+
 __all__ = ["MEMORY", "SCHEMA_VERSION", "SQLiteStore", "content_hash", "document_id"]
 
 #: The location of a private in-memory database (tests, throw-away runs).
 MEMORY = ":memory:"
 
 _BUSY_TIMEOUT_MS = 5000
+_T = TypeVar("_T")
 
 # -- schema ------------------------------------------------------------------------------
 
@@ -371,7 +377,7 @@ class SQLiteStore:
     ``create=False`` never creates one: a missing or empty file is a ``NoStoreError``.
     ``SQLiteStore(MEMORY)`` is private to this object. ``now`` is the clock for
     ``created_at`` / ``updated_at``. Use from one thread (the event loop's);
-    ``close()`` when done.
+    ``close()`` when done (it lets the writer thread finish and stop).
 
     Raises:
         NoStoreError: ``create=False`` and no store is there.
@@ -393,6 +399,7 @@ class SQLiteStore:
         self._conn: sqlite3.Connection | None = None
         self._vectors = vectors.MatrixCache()  # a model's vectors between searches
         self._path: Path | None = None
+        self._writer: Writer | None = None  # a file's writes, off the caller's thread
         if str(location) == MEMORY:
             self._location = MEMORY
             self._conn = _connect(MEMORY)
@@ -436,6 +443,17 @@ class SQLiteStore:
         """The absolute path of the database file, or ``":memory:"``."""
         return self._location
 
+    def _failure(self, action: str, exc: BaseException) -> BaseException:
+        """The error a caller sees for ``exc``: sqlite3 and encoding errors are StoreError."""
+        if isinstance(exc, sqlite3.Error):
+            error = StoreError(f"{self._location}: {action} failed: {exc}")
+        elif isinstance(exc, UnicodeEncodeError):
+            error = StoreError(f"{self._location}: {action} failed: invalid text: {exc}")
+        else:
+            return exc
+        error.__cause__ = exc
+        return error
+
     @contextlib.contextmanager
     def _connection(self, action: str) -> Iterator[sqlite3.Connection]:
         """Yield the open connection; turn sqlite3 and encoding errors into StoreError."""
@@ -446,40 +464,73 @@ class SQLiteStore:
             conn = self._conn = self._open()
         try:
             yield conn
-        except sqlite3.Error as exc:
-            raise StoreError(f"{self._location}: {action} failed: {exc}") from exc
-        except UnicodeEncodeError as exc:
-            raise StoreError(f"{self._location}: {action} failed: invalid text: {exc}") from exc
+        except (sqlite3.Error, UnicodeEncodeError) as exc:
+            raise self._failure(action, exc) from exc
+
+    async def _write(self, action: str, work: Callable[[sqlite3.Connection], _T]) -> _T:
+        """Run ``work`` in a write transaction and return its result once committed.
+
+        A file's writes run on the writer thread (``_sqlite_writer``), batched with the
+        writes waiting beside them; an in-memory store (one connection) runs them here.
+        """
+        with self._connection(action) as conn:  # opens (creates, migrates) the file
+            if self._path is None:
+                with _write_transaction(conn):
+                    return work(conn)
+        writer = self._writer
+        if writer is None:
+            from sitelore.adapters.store._sqlite_writer import (
+                Writer,  # the read commands never write
+            )
+
+            writer = self._writer = Writer(self._writer_connection, self._failure)
+        result: _T = await writer.write(action, work)
+        return result
+
+    def _writer_connection(self) -> sqlite3.Connection:
+        """The writer thread's own connection to the file (created and migrated by now)."""
+        assert self._path is not None
+        uri = f"file:{quote(str(self._path))}?mode=rw"
+        return _connect(self._location, uri=uri, create=False)
 
     async def upsert(self, document: Document, meta: FetchMeta) -> UpsertResult:
         """Insert or update the document for ``document.url``; keep its id.
 
         When the title and Markdown are unchanged only the fetch metadata (status,
         content type, ETag, Last-Modified, fetched_at) is written; ``updated_at`` and
-        the search index stay as they were.
+        the search index stay as they were. The document and its sections are written
+        together or not at all.
         """
-        params = document_params(document, meta, now=self._now(), encode_time=_time_to_text)
+        now = self._now()
+        return await self._write(
+            f"upsert {document.url}", lambda conn: self._upsert(conn, document, meta, now)
+        )
+
+    @staticmethod
+    def _upsert(
+        conn: sqlite3.Connection, document: Document, meta: FetchMeta, now: datetime
+    ) -> UpsertResult:
+        params = document_params(document, meta, now=now, encode_time=_time_to_text)
         new_hash = params["content_hash"]
-        with self._connection(f"upsert {document.url}") as conn, _write_transaction(conn):
-            existing = conn.execute(_SELECT_EXISTING, (document.url,)).fetchone()
-            if existing is None:
-                params["id"] = document_id(document.url)
-                pk = conn.execute(_INSERT, params).lastrowid
-                assert pk is not None
-                changes.set_links(conn, pk, document.links)
-                sections.replace_sections(
-                    conn, pk, document.title, document.markdown, document.sections
-                )
-                return UpsertResult(id=params["id"], created=True, changed=True)
-            params["pk"] = existing["pk"]
-            changed = existing["content_hash"] != new_hash
-            conn.execute(_UPDATE_CONTENT if changed else _UPDATE_FETCH_META, params)
-            changes.set_links(conn, existing["pk"], document.links)
-            if changed:
-                sections.replace_sections(
-                    conn, existing["pk"], document.title, document.markdown, document.sections
-                )
-            return UpsertResult(id=existing["id"], created=False, changed=changed)
+        existing = conn.execute(_SELECT_EXISTING, (document.url,)).fetchone()
+        if existing is None:
+            params["id"] = document_id(document.url)
+            pk = conn.execute(_INSERT, params).lastrowid
+            assert pk is not None
+            changes.set_links(conn, pk, document.links)
+            sections.replace_sections(
+                conn, pk, document.title, document.markdown, document.sections
+            )
+            return UpsertResult(id=params["id"], created=True, changed=True)
+        params["pk"] = existing["pk"]
+        changed = existing["content_hash"] != new_hash
+        conn.execute(_UPDATE_CONTENT if changed else _UPDATE_FETCH_META, params)
+        changes.set_links(conn, existing["pk"], document.links)
+        if changed:
+            sections.replace_sections(
+                conn, existing["pk"], document.title, document.markdown, document.sections
+            )
+        return UpsertResult(id=existing["id"], created=False, changed=changed)
 
     async def get(self, id_or_url: str) -> StoredDocument | None:
         """Return one document by id or by URL, or None."""
@@ -523,8 +574,7 @@ class SQLiteStore:
 
     async def put_vectors(self, model: str, items: Sequence[tuple[int, Sequence[float]]]) -> None:
         """Store vectors of ``model`` by section key."""
-        with self._connection("put_vectors") as conn, _write_transaction(conn):
-            vectors.put(conn, model, items)
+        await self._write("put_vectors", lambda conn: vectors.put(conn, model, items))
 
     async def vector_counts(self, model: str) -> tuple[int, int]:
         """(sections with a ``model`` vector, all sections); asking creates no store file."""
@@ -563,8 +613,9 @@ class SQLiteStore:
 
     async def delete(self, id_or_url: str) -> bool:
         """Delete one document by id or URL; True when it existed."""
-        with self._connection("delete") as conn, _write_transaction(conn):
-            deleted = conn.execute(_DELETE, {"key": id_or_url}).rowcount
+        deleted: int = await self._write(
+            "delete", lambda conn: conn.execute(_DELETE, {"key": id_or_url}).rowcount
+        )
         return deleted > 0
 
     async def count(self) -> int:
@@ -582,18 +633,21 @@ class SQLiteStore:
 
     async def mark_verified(self, url: str, meta: FetchMeta) -> str | None:
         """A ``304`` confirmed the document at ``url``: update its fetch time, not its content."""
-        with self._connection(f"mark_verified {url}") as conn, _write_transaction(conn):
-            return changes.mark_verified(conn, url, meta)
+        return await self._write(
+            f"mark_verified {url}", lambda conn: changes.mark_verified(conn, url, meta)
+        )
 
     async def mark_removed(self, url: str, *, status: int, at: datetime) -> str | None:
         """Flag the live document at ``url`` as gone (kept, left out of search); its id."""
-        with self._connection(f"mark_removed {url}") as conn, _write_transaction(conn):
-            return changes.mark_removed(conn, url, status, at)
+        return await self._write(
+            f"mark_removed {url}", lambda conn: changes.mark_removed(conn, url, status, at)
+        )
 
     async def record_change_report(self, report: ChangeReport) -> None:
         """Append the change report of one crawl of a named source."""
-        with self._connection("record_change_report") as conn, _write_transaction(conn):
-            changes.record_change_report(conn, report)
+        await self._write(
+            "record_change_report", lambda conn: changes.record_change_report(conn, report)
+        )
 
     async def change_reports(
         self, source: str, *, limit: int = 10, ok_only: bool = False
@@ -608,8 +662,9 @@ class SQLiteStore:
 
     async def link_capture(self, id_or_url: str, ref: CaptureRef | None) -> bool:
         """Link a document to the WARC record it was built from (None: unlink it)."""
-        with self._connection(f"link_capture {id_or_url}") as conn, _write_transaction(conn):
-            return captured.link_capture(conn, id_or_url, ref)
+        return await self._write(
+            f"link_capture {id_or_url}", lambda conn: captured.link_capture(conn, id_or_url, ref)
+        )
 
     async def capture_of(self, id_or_url: str) -> CaptureRef | None:
         """The WARC record a document was built from, if it is linked to one."""
@@ -625,8 +680,7 @@ class SQLiteStore:
 
     async def save_job(self, record: JobRecord) -> None:
         """Insert or replace a crawl job record."""
-        with self._connection(f"save_job {record.id}") as conn, _write_transaction(conn):
-            jobs.save_job(conn, record)
+        await self._write(f"save_job {record.id}", lambda conn: jobs.save_job(conn, record))
 
     async def job_record(self, job_id: str) -> JobRecord | None:
         """The crawl job record with this id, or None."""
@@ -635,13 +689,17 @@ class SQLiteStore:
 
     async def delete_job_record(self, job_id: str) -> bool:
         """Forget one crawl job record; True when it existed."""
-        with self._connection("delete_job_record") as conn, _write_transaction(conn):
-            return jobs.delete_job_record(conn, job_id)
+        return await self._write(
+            "delete_job_record", lambda conn: jobs.delete_job_record(conn, job_id)
+        )
 
     async def close(self) -> None:
         """Let SQLite tidy its statistics, then close; closing twice is harmless."""
         self._closed = True
         self._vectors = vectors.MatrixCache()
+        writer, self._writer = self._writer, None
+        if writer is not None:
+            writer.close()  # the writes already given commit first
         conn, self._conn = self._conn, None
         if conn is None:
             return
