@@ -171,8 +171,8 @@ class Runtime(contextlib.AbstractAsyncContextManager["Runtime"]):
     ) -> HttpFetcher:
         """The one place an ``HttpFetcher`` is built: this runtime's guard, resolver, caps.
 
-        Crawls retry through their frontier (spaced by the origin's delay), so the
-        fetcher itself makes one attempt per request.
+        It makes one attempt per request: crawls retry through their frontier
+        (spaced by the origin's delay).
         """
         from sitelore.adapters.fetcher import HttpFetcher
 
@@ -185,7 +185,6 @@ class Runtime(contextlib.AbstractAsyncContextManager["Runtime"]):
             limits=self.settings.limits,
             deadline=deadline,
             observer=observer,
-            max_retries=0,
         )
 
     @contextlib.asynccontextmanager
