@@ -217,7 +217,7 @@ class CrawlRun(contextlib.AbstractAsyncContextManager["CrawlRun"]):
         for reason, urls in frontier.skipped_urls.items():
             for url in urls:
                 summary.note_skipped(reason, url)
-        summary.unfetched = frontier.pending
+        summary.unfetched = frontier.unfetched
         if summary.truncated_reason is None and frontier.truncated:
             summary.truncated = True
             summary.truncated_reason = frontier.truncated_reason
