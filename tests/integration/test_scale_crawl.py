@@ -10,6 +10,7 @@ import asyncio
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
+import psycopg
 import pytest
 from tests.scale_support import (
     SiteSpec,
@@ -65,11 +66,10 @@ def _options(**changes: object) -> CrawlOptions:
 
 
 async def _stored(database: str) -> dict[str, int]:
-    store = PostgresStore(database)
-    try:
-        return await store.fetch_counts()
-    finally:
-        await store.close()
+    """How many times each URL was stored (a redelivery shows as a count above 1)."""
+    async with await psycopg.AsyncConnection.connect(database) as conn:
+        cur = await conn.execute("SELECT url, fetch_count FROM sitelore_documents")
+        return {str(url): int(count) for url, count in await cur.fetchall()}
 
 
 def _worker_logs(directory: Path) -> str:

@@ -177,4 +177,6 @@ def crawl_robots_loader(fetcher: Fetcher, limits: Limits, user_agent: str) -> Ro
     :data:`DEFAULT_TIMEOUT` and a page's time budget.
     """
     timeout = min(DEFAULT_TIMEOUT, limits.page_timeout_seconds)
-    return _Loader(fetcher, limits.max_robots_bytes, timeout, user_agent)
+    return make_robots_loader(
+        fetcher, max_bytes=limits.max_robots_bytes, timeout=timeout, user_agent=user_agent
+    )
