@@ -554,10 +554,3 @@ class PostgresStore:
         """Forget one crawl job record; True when it existed."""
         async with self._connection("delete_job_record") as conn:
             return await jobs.delete_job_record(conn, job_id)
-
-    async def fetch_counts(self) -> dict[str, int]:
-        """How many times each URL was upserted (redeliveries show as counts above 1)."""
-        async with self._connection("fetch counts") as conn:
-            cur = await conn.execute("SELECT url, fetch_count FROM sitelore_documents")
-            rows = await cur.fetchall()
-        return {row["url"]: int(row["fetch_count"]) for row in rows}
