@@ -11,14 +11,17 @@ Markdown, a fraction of the CPU), once, into ``.eval-search/docs.db`` (gitignore
 ``scripts/eval_search_questions.tsv`` holds the questions, written before any search
 ran, each with the page(s) that answer it. A question is answered at k when one of
 its pages is among the first k hits. Printed: hit@1, hit@5 and MRR@10 per site and in
-all; hit@1 and hit@5 of keyword queries (the exact titles of 150 random pages); then
+all; hit@1 and hit@5 of keyword queries: the exact titles of 150 random pages, and
+identifiers (``eval_identifiers.py``: API names drawn from what each generator marks as a
+definition, ``os.path.join``, ``CREATE INDEX``, ``Vec::with_capacity``); then
 latency: search p50/p95 over synthetic stores of 10k and 100k sections (words drawn
 from the corpus's own vocabulary, built once), indexing sections/s, and the wall time
 of ``sitelore search`` including process start.
 
 With the ``semantic`` extra installed, the sections lacking a vector of ``--model`` are
 embedded first (embeddings/s printed; kept in the store, so only the first run pays),
-and the questions are scored again by vectors alone (semantic) and fused (hybrid);
+and the questions are scored again by vectors alone (semantic) and fused (hybrid), the
+exact titles and identifiers fused (hybrid);
 the latency figures add hybrid search, and the time a 500-page site (random corpus
 pages) takes to get its vectors end to end. Each latency line also gives the CPU one
 search takes, which a busy machine changes less than its wall time.
@@ -40,9 +43,11 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
+
+from eval_identifiers import IdentifierQuery, identifier_queries, same_content, score_identifiers
 
 from sitelore.adapters.embedding import load_embedder, semantic_installed
 from sitelore.adapters.store import SQLiteStore
@@ -230,8 +235,35 @@ async def score(
     return result
 
 
+async def score_names(
+    db: Path,
+    queries: Sequence[IdentifierQuery],
+    *,
+    misses: bool,
+    name: str = "lexical",
+    search: Search = _lexical,
+) -> dict[str, float]:
+    """Identifier queries: hit@1, hit@5, MRR@10 per generator (and up to 10 misses)."""
+    store = SQLiteStore(db, create=False)
+
+    async def urls(query: str) -> list[str]:
+        return [hit.url for hit in await search(store, query)]
+
+    try:
+        return await score_identifiers(
+            queries, urls, same_content(db), name=f"identifiers {name}", misses=10 * misses
+        )
+    finally:
+        await store.close()
+
+
 async def score_semantic(
-    db: Path, questions: list[Question], model: str, *, misses: bool
+    db: Path,
+    questions: list[Question],
+    model: str,
+    *,
+    misses: bool,
+    identifiers: Sequence[IdentifierQuery] = (),
 ) -> dict[str, float] | None:
     """Embed what the corpus lacks (embeddings/s), then score semantic alone and hybrid."""
     if not semantic_installed():
@@ -283,11 +315,25 @@ async def score_semantic(
         return await store.hybrid_search(query, vector(query), model, limit=10)
 
     await score(db, questions, misses=False, name="semantic", search=semantic)
-    return await score(db, questions, misses=misses, name="hybrid", search=hybrid)
+    result = await score(db, questions, misses=misses, name="hybrid", search=hybrid)
+    await score_titles(db, misses=misses, name="hybrid", search=hybrid)
+    if identifiers:
+        await score_names(db, identifiers, misses=misses, name="hybrid", search=hybrid)
+    return result
 
 
-async def score_titles(db: Path, count: int = 150, *, misses: bool = False) -> None:
-    """Keyword queries: the exact titles of ``count`` random pages (seeded); hit@1, hit@5."""
+async def score_titles(
+    db: Path,
+    count: int = 150,
+    *,
+    misses: bool = False,
+    name: str = "lexical",
+    search: Search | None = None,
+) -> None:
+    """Keyword queries: the exact titles of ``count`` random pages (seeded); hit@1, hit@5.
+
+    ``search`` (its first five hits) instead of the lexical search for five.
+    """
     import sqlite3
 
     with sqlite3.connect(db) as conn:
@@ -300,7 +346,10 @@ async def score_titles(db: Path, count: int = 150, *, misses: bool = False) -> N
     first = top5 = 0
     try:
         for url, title, digest in pages:
-            urls = [hit.url for hit in await store.search(title, limit=5)]
+            if search is None:
+                urls = [hit.url for hit in await store.search(title, limit=5)]
+            else:
+                urls = [hit.url for hit in await search(store, title)][:5]
             wanted = same[digest] | {url}
             first += bool(urls) and urls[0] in wanted
             top5 += any(found in wanted for found in urls)
@@ -310,7 +359,7 @@ async def score_titles(db: Path, count: int = 150, *, misses: bool = False) -> N
     finally:
         await store.close()
     n = len(pages)
-    print(f"exact titles ({n} random pages): hit@1 {first / n:.2f}, hit@5 {top5 / n:.2f}")
+    print(f"exact titles ({n} random pages, {name}): hit@1 {first / n:.2f}, hit@5 {top5 / n:.2f}")
 
 
 def _vocabulary(db: Path, size: int = 30_000) -> list[str]:
@@ -474,8 +523,16 @@ async def main() -> int:
     print(f"questions: {len(questions)} ({', '.join(f'{n} {s}' for s, n in sites.items())})")
     result = await score(db, questions, misses=args.misses)
     await score_titles(db, misses=args.misses)
+    identifiers = identifier_queries(SITES)
+    generators = collections.Counter(q.generator for q in identifiers)
+    print(
+        f"identifiers: {len(identifiers)} ({', '.join(f'{n} {g}' for g, n in generators.items())})"
+    )
+    await score_names(db, identifiers, misses=args.misses)
     ok = result["hit@5"] >= GOALS["hit@5"]
-    hybrid = await score_semantic(db, questions, args.model, misses=args.misses)
+    hybrid = await score_semantic(
+        db, questions, args.model, misses=args.misses, identifiers=identifiers
+    )
     if hybrid is not None:
         ok = ok and hybrid["hit@5"] >= GOALS["hybrid_hit@5"]
     if not args.no_latency:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from sitelore.adapters.store._fusion import RRF_K, fuse
-from sitelore.adapters.store._ranking import Candidate
+from sitelore.adapters.store._fusion import RRF_K, fuse, hybrid_sections
+from sitelore.adapters.store._ranking import Candidate, rank_pages
 
 
 def _c(page: str, section: int = 0, score: float = -1.0, snippet: str = "") -> Candidate:
@@ -66,3 +66,39 @@ def test_a_smaller_k_weighs_the_top_rank_more() -> None:
 
     assert order(1) == ["a", "b"]
     assert order(60) == ["b", "a"]
+
+
+@pytest.mark.parametrize(
+    ("query", "lexical", "vector", "expected"),
+    [
+        # A name some section holds: the lexical order, then what only the vectors found.
+        pytest.param("jsonb_set", ["a", "b"], ["b", "x", "y"], ["a", "b", "x", "y"], id="name"),
+        pytest.param("Vec::new", ["a"], ["x", "a"], ["a", "x"], id="path"),
+        pytest.param("decode", ["a"], [], ["a"], id="one-word-no-vectors"),
+        # A name nothing holds: the vectors alone (as fused).
+        pytest.param("zebra", [], ["x", "y"], ["x", "y"], id="name-found-nowhere"),
+        # Several words: fused, so both lists low beat one top.
+        pytest.param(
+            "set a json key", ["a", "b"], ["x", "y", "b"], ["b", "a", "x", "y"], id="words"
+        ),
+        pytest.param("  padded  ", ["a"], ["x", "a"], ["a", "x"], id="spaces-around-one-word"),
+    ],
+)
+def test_hybrid_sections(
+    query: str, lexical: list[str], vector: list[str], expected: list[str]
+) -> None:
+    found = hybrid_sections(query, [_c(p) for p in lexical], [_c(p) for p in vector])
+
+    assert [f.id for f in found] == expected
+
+
+def test_a_name_ranks_pages_as_lexical_search_does_then_vector_pages() -> None:
+    # BM25 says "a" leads far; RRF alone would put "b" (in both rankings) first.
+    lexical = [_c("a", score=-20.0), _c("b", score=-5.0), _c("b", 1, score=-4.0)]
+    vector = [_c("b"), _c("x"), _c("y")]
+
+    hybrid = rank_pages(hybrid_sections("track_commit_timestamp", lexical, vector), 10)
+
+    assert [hit.id for hit in hybrid][:2] == [hit.id for hit in rank_pages(lexical, 10)]
+    assert [hit.id for hit in hybrid] == ["a", "b", "x", "y"]
+    assert rank_pages(fuse([lexical, vector]), 10)[0].id == "b"

@@ -51,7 +51,7 @@ from sitelore.adapters.store import _pg_extras as extras
 from sitelore.adapters.store import _pg_jobs as jobs
 from sitelore.adapters.store import _pg_sections as sections
 from sitelore.adapters.store import _pg_vectors as vectors
-from sitelore.adapters.store._fusion import fuse
+from sitelore.adapters.store._fusion import hybrid_sections
 from sitelore.adapters.store._pg_schema import CREATE_VERSION_TABLE, MIGRATION_LOCK, MIGRATIONS
 from sitelore.adapters.store._pg_text import (
     MAX_TITLE_CHARS,
@@ -462,7 +462,7 @@ class PostgresStore:
     async def hybrid_search(
         self, query: str, vector: Sequence[float], model: str, *, limit: int = 10
     ) -> builtins.list[SearchHit]:
-        """Pages ranked by BM25 and vector nearness fused (reciprocal rank fusion)."""
+        """Pages ranked by BM25 and vector nearness fused (``_fusion.hybrid_sections``)."""
         if not wanted(limit):
             return []
         async with self._connection("search") as conn:
@@ -476,7 +476,7 @@ class PostgresStore:
             finally:
                 top = await nearest
             near = await vectors.candidates(conn, top)
-            hits = rank_pages(fuse([lexical, near]), limit, query=query)
+            hits = rank_pages(hybrid_sections(query, lexical, near), limit, query=query)
             return await _section_snippets(conn, hits, terms)
 
     async def delete(self, id_or_url: str) -> bool:

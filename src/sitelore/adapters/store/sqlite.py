@@ -52,7 +52,7 @@ from sitelore.adapters.store import _sqlite_changes as changes
 from sitelore.adapters.store import _sqlite_jobs as jobs
 from sitelore.adapters.store import _sqlite_sections as sections
 from sitelore.adapters.store import _sqlite_vectors as vectors
-from sitelore.adapters.store._fusion import fuse
+from sitelore.adapters.store._fusion import hybrid_sections
 from sitelore.adapters.store._ranking import candidate_sizes, rank_pages, wanted
 from sitelore.adapters.store._rows import (
     content_hash,
@@ -593,7 +593,7 @@ class SQLiteStore:
     async def hybrid_search(
         self, query: str, vector: Sequence[float], model: str, *, limit: int = 10
     ) -> builtins.list[SearchHit]:
-        """Pages ranked by BM25 and vector nearness fused (reciprocal rank fusion)."""
+        """Pages ranked by BM25 and vector nearness fused (``_fusion.hybrid_sections``)."""
         if not wanted(limit):
             return []
         with self._connection("search") as conn:
@@ -609,7 +609,7 @@ class SQLiteStore:
             top = await nearest
         with self._connection("search") as conn:
             near = vectors.candidates(conn, top)
-        return rank_pages(fuse([lexical, near]), limit, query=query)
+        return rank_pages(hybrid_sections(query, lexical, near), limit, query=query)
 
     async def delete(self, id_or_url: str) -> bool:
         """Delete one document by id or URL; True when it existed."""
