@@ -87,45 +87,51 @@ def sqlite_sql(sql: str) -> str:
     return _PREFIX.sub("", _NAMED.sub(r":\1", sql).replace("%s", "?"))
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Done:
+    value: Any
+
+
+def _resume(step: Step[Any], answer: Any) -> Query | _Done:
+    """The next query ``step`` asks, given the answer to its last; or its result."""
+    try:
+        return step.send(answer)
+    except StopIteration as done:
+        return _Done(done.value)
+
+
 def run_sqlite(conn: sqlite3.Connection, step: Step[_T]) -> _T:
     """Run ``step`` on an SQLite connection, answering each query as it asks."""
-    answer: Any = None
-    while True:
-        try:
-            query = step.send(answer)
-        except StopIteration as done:
-            result: _T = done.value
-            return result
-        sql = sqlite_sql(query.sql)
-        if query.want == "many":
-            cur = conn.executemany(sql, query.params)
-        else:
-            cur = conn.execute(sql, query.params)
-        if query.want == "one":
+    asked = _resume(step, None)
+    while isinstance(asked, Query):
+        sql, params = sqlite_sql(asked.sql), asked.params
+        cur = conn.executemany(sql, params) if asked.want == "many" else conn.execute(sql, params)
+        if asked.want == "one":
             answer = cur.fetchone()
-        elif query.want == "all":
+        elif asked.want == "all":
             answer = cur.fetchall()
         else:
             answer = cur.rowcount
+        asked = _resume(step, answer)
+    result: _T = asked.value
+    return result
 
 
 async def run_pg(conn: psycopg.AsyncConnection[Any], step: Step[_T]) -> _T:
     """Run ``step`` on a psycopg connection (rows as dicts), answering each query as it asks."""
-    answer: Any = None
-    while True:
-        try:
-            query = step.send(answer)
-        except StopIteration as done:
-            result: _T = done.value
-            return result
+    asked = _resume(step, None)
+    while isinstance(asked, Query):
         async with conn.cursor() as cur:
-            if query.want == "many":
-                await cur.executemany(query.sql, query.params)
+            if asked.want == "many":
+                await cur.executemany(asked.sql, asked.params)
             else:
-                await cur.execute(query.sql, query.params)
-            if query.want == "one":
+                await cur.execute(asked.sql, asked.params)
+            if asked.want == "one":
                 answer = await cur.fetchone()
-            elif query.want == "all":
+            elif asked.want == "all":
                 answer = await cur.fetchall()
             else:
                 answer = cur.rowcount
+        asked = _resume(step, answer)
+    result: _T = asked.value
+    return result
