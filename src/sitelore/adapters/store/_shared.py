@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any, ClassVar, TypeVar
 
-from sitelore.adapters.store._ranking import Candidate, candidate_from_row
+from sitelore.adapters.store._ranking import HEADING_JOIN, Candidate, candidate_from_row
 from sitelore.adapters.store._rows import (
     DecodeTime,
     EncodeTime,
@@ -41,14 +41,26 @@ from sitelore.adapters.store._steps import (
 from sitelore.adapters.store._vectors import TEXT_CHARS, VectorMatrix, section_text, to_bytes
 from sitelore.core.changes import ChangeReport, KnownPage
 from sitelore.core.errors import SchemaVersionError
-from sitelore.core.models import CaptureRef, FetchMeta, JobRecord, StoredDocument
+from sitelore.core.models import CaptureRef, FetchMeta, JobRecord, Section, StoredDocument
+from sitelore.core.sections import SECTIONS_VERSION, split_sections
 
-__all__ = ["PAGE", "Dialect", "MatrixCache", "StoreBase", "candidates", "check_version"]
+__all__ = [
+    "PAGE",
+    "Dialect",
+    "MatrixCache",
+    "StoreBase",
+    "candidates",
+    "check_version",
+    "replace_sections",
+    "section_rows",
+]
 
 _T = TypeVar("_T")
 
 #: Vectors read per round trip when a model's matrix is read.
 PAGE = 5000
+#: The fields of a Section stored under their own names.
+_AS_IS = ("ordinal", "anchor", "start", "end", "link_ratio")
 
 # -- statements (as PostgreSQL takes them; ``_steps.sqlite_sql`` for SQLite) ----------
 
@@ -145,6 +157,8 @@ SELECT (SELECT count(*) FROM sitelore_section_vectors WHERE model = %s) AS n,
 """
 _ANY_VECTOR = "SELECT EXISTS (SELECT 1 FROM sitelore_section_vectors WHERE model = %s) AS found"
 _GENERATION = "SELECT generation FROM sitelore_vector_generation WHERE id = 1"
+_DELETE_SECTIONS = "DELETE FROM sitelore_sections WHERE document_pk = %s"
+_MARK_SECTIONS = "UPDATE sitelore_documents SET sections_version = %s WHERE pk = %s"
 _SCAN = """
 SELECT section_pk, vector FROM sitelore_section_vectors
 WHERE model = %s AND section_pk > %s ORDER BY section_pk LIMIT %s
@@ -169,6 +183,36 @@ def check_version(where: str, found: int, known: int) -> None:
             f"{where}: schema version {found} is newer than this sitelore "
             f"understands ({known}); upgrade sitelore"
         )
+
+
+def section_rows(
+    pk: int, markdown: str, cut: Sequence[Section] | None, **more: Any
+) -> list[dict[str, Any]]:
+    """The rows of document ``pk``'s sections (``more`` in each), in the columns both keep.
+
+    ``cut`` are its sections when the converter cut them already; else they are cut here.
+    """
+    return [
+        {
+            "pk": pk,
+            **{name: getattr(section, name) for name in _AS_IS},
+            "heading": HEADING_JOIN.join(section.heading_path),
+            "body": section.text,
+            **more,
+        }
+        for section in (split_sections(markdown) if cut is None else cut)
+    ]
+
+
+def replace_sections(pk: int, insert: str, rows: list[dict[str, Any]]) -> Step[None]:
+    """Replace document ``pk``'s sections by ``rows`` (``insert`` stores one), marked current.
+
+    Runs inside the caller's transaction.
+    """
+    yield from execute(_DELETE_SECTIONS, (pk,))
+    if rows:
+        yield from execute_many(insert, rows)
+    yield from execute(_MARK_SECTIONS, (SECTIONS_VERSION, pk))
 
 
 def _link_capture(id_or_url: str, ref: CaptureRef | None) -> Step[bool]:
