@@ -15,7 +15,7 @@ import builtins
 import dataclasses
 from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar, NamedTuple, TypeVar
 
 from sitelore.adapters.store._ranking import HEADING_JOIN, Candidate, candidate_from_row
 from sitelore.adapters.store._rows import (
@@ -40,8 +40,15 @@ from sitelore.adapters.store._steps import (
 )
 from sitelore.adapters.store._vectors import TEXT_CHARS, VectorMatrix, section_text, to_bytes
 from sitelore.core.changes import ChangeReport, KnownPage
-from sitelore.core.errors import SchemaVersionError
-from sitelore.core.models import CaptureRef, FetchMeta, JobRecord, Section, StoredDocument
+from sitelore.core.errors import SchemaVersionError, StoreError
+from sitelore.core.models import (
+    CaptureRef,
+    FetchMeta,
+    JobRecord,
+    Section,
+    StoredDocument,
+    UpsertResult,
+)
 from sitelore.core.sections import SECTIONS_VERSION, split_sections
 
 __all__ = [
@@ -49,10 +56,12 @@ __all__ = [
     "Dialect",
     "MatrixCache",
     "StoreBase",
+    "Upsert",
     "candidates",
     "check_version",
     "replace_sections",
     "section_rows",
+    "upsert_row",
 ]
 
 _T = TypeVar("_T")
@@ -78,6 +87,7 @@ _SELECT_PAGE = (
 )
 _DELETE = "DELETE FROM sitelore_documents WHERE id = %(key)s OR url = %(key)s"
 _COUNT = "SELECT count(*) AS n FROM sitelore_documents"
+_ID_OWNER = "SELECT url FROM sitelore_documents WHERE id = %(id)s"
 _SELECT_KNOWN = """
 SELECT id, url, title, content_type, content_hash, etag, last_modified, links, removed_at
 FROM sitelore_documents WHERE url = %s
@@ -213,6 +223,56 @@ def replace_sections(pk: int, insert: str, rows: list[dict[str, Any]]) -> Step[N
     if rows:
         yield from execute_many(insert, rows)
     yield from execute(_MARK_SECTIONS, (SECTIONS_VERSION, pk))
+
+
+class Upsert(NamedTuple):
+    """A store's statements for one document's row, keyed by the parameters' ``url``."""
+
+    #: Find the row (locked for the transaction where the database can): pk, id, hash.
+    select: str
+    #: Insert it, returning its ``pk``; no row when another writer inserted it first.
+    insert: str
+    #: Update it: everything (the content changed), or the fetch metadata only.
+    update_content: str
+    update_meta: str
+
+
+def upsert_row(
+    statements: Upsert, params: dict[str, Any], where: str
+) -> Step[tuple[int, UpsertResult]]:
+    """Insert or update the document row of ``params`` (``document_params`` and its ``id``).
+
+    Returns the row's ``pk`` and what became of it; its sections are the caller's.
+    """
+    existing = yield from fetch_one(statements.select, params)
+    if existing is None:
+        inserted = yield from fetch_one(statements.insert, params)
+        if inserted is not None:
+            return inserted["pk"], UpsertResult(id=params["id"], created=True, changed=True)
+        # Another writer inserted it first. PostgreSQL's ON CONFLICT names no index, so it
+        # covers both unique ones (url, and id = the URL's hash): an arbiter of url alone
+        # let the id index raise UniqueViolation (issue 14). Lock the winner's row and
+        # update it.
+        existing = yield from fetch_one(statements.select, params)
+        if existing is None:
+            raise StoreError((yield from _id_conflict(where, params)))
+    changed = existing["content_hash"] != params["content_hash"]
+    update = statements.update_content if changed else statements.update_meta
+    yield from execute(update, params | {"pk": existing["pk"]})
+    return existing["pk"], UpsertResult(id=existing["id"], created=False, changed=changed)
+
+
+def _id_conflict(where: str, params: dict[str, Any]) -> Step[str]:
+    """Why an insert that conflicted found no row for its URL: the message to raise.
+
+    Either the id (64 bits of the URL's SHA-256) belongs to another URL, a hash
+    collision, or the winner's row was deleted between the insert and the lock.
+    """
+    row = yield from fetch_one(_ID_OWNER, params)
+    shown = f"{where}: upsert {params['url']}"
+    if row is None:
+        return f"{shown}: the row was deleted while it was being written; try again"
+    return f"{shown}: document id {params['id']} is already used by {row['url']}"
 
 
 def _link_capture(id_or_url: str, ref: CaptureRef | None) -> Step[bool]:

@@ -59,7 +59,7 @@ from sitelore.adapters.store._pg_text import (
 )
 from sitelore.adapters.store._ranking import candidate_sizes, rank_pages, wanted
 from sitelore.adapters.store._rows import aware, document_id, document_params, utc, utc_now
-from sitelore.adapters.store._shared import Dialect, StoreBase, check_version
+from sitelore.adapters.store._shared import Dialect, StoreBase, Upsert, check_version, upsert_row
 from sitelore.adapters.store._snippet import Column, Phrase, chunks, has_match, snippet
 from sitelore.adapters.store._steps import Step, run_pg
 from sitelore.core.errors import ConfigError, StoreError
@@ -110,6 +110,7 @@ UPDATE sitelore_documents SET
     links = %(links)s, removed_at = NULL, fetch_count = fetch_count + 1
 WHERE url = %(url)s
 """
+_UPSERT = Upsert(_SELECT_FOR_UPDATE, _INSERT, _UPDATE_CONTENT, _UPDATE_FETCH_META)
 # A word's lexemes as the index has them: one stem, or several when PostgreSQL's parser
 # splits the word further ("1e9e"), or none.
 _STEM = "array_to_string(tsvector_to_array(to_tsvector('sitelore_text', w)), ' ')"
@@ -176,20 +177,6 @@ async def _catch_up(conn: _Conn) -> int:
         if step == 0:
             return done
         done += step
-
-
-async def _id_conflict(conn: _Conn, shown: str, params: dict[str, Any]) -> str:
-    """Why an insert that conflicted found no row for its URL: the message to raise.
-
-    Either the id (64 bits of the URL's SHA-256) belongs to another URL, a hash
-    collision, or the winner's row was deleted between the insert and the lock.
-    """
-    cur = await conn.execute("SELECT url FROM sitelore_documents WHERE id = %(id)s", params)
-    row = await cur.fetchone()
-    where = f"{shown}: upsert {params['url']}"
-    if row is None:
-        return f"{where}: the row was deleted while it was being written; try again"
-    return f"{where}: document id {params['id']} is already used by {row['url']}"
 
 
 class PostgresStore(StoreBase):
@@ -349,7 +336,6 @@ class PostgresStore(StoreBase):
         ``updated_at`` and the search index stay as they were.
         """
         params = document_params(document, meta, now=self._now(), encode_time=aware)
-        new_hash = params["content_hash"]
         params |= {
             "id": document_id(document.url),
             "title_words": index_text(document.title, MAX_TITLE_CHARS),
@@ -357,31 +343,12 @@ class PostgresStore(StoreBase):
             "links": Jsonb(list(document.links)),
         }
         async with self._connection(f"upsert {document.url}") as conn, conn.transaction():
-            cur = await conn.execute(_SELECT_FOR_UPDATE, params)
-            existing = await cur.fetchone()
-            if existing is None:
-                cur = await conn.execute(_INSERT, params)
-                inserted = await cur.fetchone()
-                if inserted is not None:
-                    await sections.replace_sections(
-                        conn, inserted["pk"], document.title, document.markdown, document.sections
-                    )
-                    return UpsertResult(id=params["id"], created=True, changed=True)
-                # Another writer inserted it first. ON CONFLICT names no index, so it
-                # covers both unique ones (url, and id = the URL's hash): an arbiter of
-                # url alone let the id index raise UniqueViolation (issue 14). Lock the
-                # winner's row and update it.
-                cur = await conn.execute(_SELECT_FOR_UPDATE, params)
-                existing = await cur.fetchone()
-                if existing is None:
-                    raise StoreError(await _id_conflict(conn, self._shown, params))
-            changed = existing["content_hash"] != new_hash
-            await conn.execute(_UPDATE_CONTENT if changed else _UPDATE_FETCH_META, params)
-            if changed:
+            pk, result = await run_pg(conn, upsert_row(_UPSERT, params, self._shown))
+            if result.changed:
                 await sections.replace_sections(
-                    conn, existing["pk"], document.title, document.markdown, document.sections
+                    conn, pk, document.title, document.markdown, document.sections
                 )
-            return UpsertResult(id=existing["id"], created=False, changed=changed)
+            return result
 
     async def search(self, query: str, *, limit: int = 10) -> builtins.list[SearchHit]:
         """Rank pages by their best sections for ``query`` (plain text, never tsquery syntax).

@@ -63,7 +63,7 @@ from sitelore.adapters.store._rows import (
     time_to_text,
     utc_now,
 )
-from sitelore.adapters.store._shared import Dialect, StoreBase, check_version
+from sitelore.adapters.store._shared import Dialect, StoreBase, Upsert, check_version, upsert_row
 from sitelore.adapters.store._steps import Step, run_sqlite
 from sitelore.core.errors import NoStoreError, StoreError, StoreLocationError
 from sitelore.core.models import Document, FetchMeta, SearchHit, UpsertResult
@@ -170,7 +170,7 @@ SCHEMA_VERSION = len(_MIGRATIONS)
 
 # Plain literals (no string building): every value reaches SQLite as a bound parameter.
 _SELECT_VERSION = "PRAGMA user_version"
-_SELECT_EXISTING = "SELECT pk, id, content_hash FROM documents WHERE url = ?"
+_SELECT_EXISTING = "SELECT pk, id, content_hash FROM documents WHERE url = :url"
 _INSERT = """
 INSERT INTO documents (
     id, url, title, markdown, content_hash, content_type, status, etag, last_modified,
@@ -178,7 +178,7 @@ INSERT INTO documents (
 ) VALUES (
     :id, :url, :title, :markdown, :content_hash, :content_type, :status, :etag, :last_modified,
     :fetched_at, :now, :now, :description, :lang, :canonical_url
-)
+) RETURNING pk
 """
 _UPDATE_CONTENT = """
 UPDATE documents SET
@@ -195,6 +195,7 @@ UPDATE documents SET
     last_modified = :last_modified, fetched_at = :fetched_at
 WHERE pk = :pk
 """
+_UPSERT = Upsert(_SELECT_EXISTING, _INSERT, _UPDATE_CONTENT, _UPDATE_FETCH_META)
 # -- pure helpers ------------------------------------------------------------------------
 
 
@@ -506,31 +507,18 @@ class SQLiteStore(StoreBase):
             f"upsert {document.url}", lambda conn: self._upsert(conn, document, meta, now)
         )
 
-    @staticmethod
     def _upsert(
-        conn: sqlite3.Connection, document: Document, meta: FetchMeta, now: datetime
+        self, conn: sqlite3.Connection, document: Document, meta: FetchMeta, now: datetime
     ) -> UpsertResult:
         params = document_params(document, meta, now=now, encode_time=time_to_text)
-        new_hash = params["content_hash"]
-        existing = conn.execute(_SELECT_EXISTING, (document.url,)).fetchone()
-        if existing is None:
-            params["id"] = document_id(document.url)
-            pk = conn.execute(_INSERT, params).lastrowid
-            assert pk is not None
-            changes.set_links(conn, pk, document.links)
+        params["id"] = document_id(document.url)
+        pk, result = run_sqlite(conn, upsert_row(_UPSERT, params, self._location))
+        changes.set_links(conn, pk, document.links)
+        if result.changed:
             sections.replace_sections(
                 conn, pk, document.title, document.markdown, document.sections
             )
-            return UpsertResult(id=params["id"], created=True, changed=True)
-        params["pk"] = existing["pk"]
-        changed = existing["content_hash"] != new_hash
-        conn.execute(_UPDATE_CONTENT if changed else _UPDATE_FETCH_META, params)
-        changes.set_links(conn, existing["pk"], document.links)
-        if changed:
-            sections.replace_sections(
-                conn, existing["pk"], document.title, document.markdown, document.sections
-            )
-        return UpsertResult(id=existing["id"], created=False, changed=changed)
+        return result
 
     async def search(self, query: str, *, limit: int = 10) -> builtins.list[SearchHit]:
         """Rank pages by their best sections for ``query`` (plain text, never FTS syntax).
