@@ -46,7 +46,6 @@ __all__ = [
     "Column",
     "Phrase",
     "chunks",
-    "column",
     "has_match",
     "snippet",
 ]
@@ -89,11 +88,6 @@ class _Instance(NamedTuple):
     start: int
     phrase: int
     size: int
-
-
-def column(text: str) -> Column:
-    """The words of a whole (short) text, such as a title."""
-    return Column(split_words(text))
 
 
 def chunks(text: str, *, head: bool = True, more: bool = False) -> Iterator[Column]:
