@@ -25,12 +25,7 @@ import psycopg
 from sitelore.adapters.store import _shared as shared
 from sitelore.adapters.store._pg_text import MAX_TITLE_CHARS, index_text
 from sitelore.adapters.store._query import COMMON_SHARE, MIN_COMMON, search_terms, tsquery_terms
-from sitelore.adapters.store._ranking import (
-    Candidate,
-    candidate_from_row,
-    candidate_sizes,
-    enough_pages,
-)
+from sitelore.adapters.store._ranking import Candidate
 from sitelore.adapters.store._steps import run_pg
 from sitelore.core.models import Section
 from sitelore.core.sections import SECTIONS_VERSION
@@ -187,15 +182,8 @@ async def search_sections(
         "idfs": idfs,
         "any": (" & " if every else " | ").join(f"({q})" for q in (rare or queries)),
     }
-    found: builtins.list[Candidate] = []
-    for size in candidate_sizes(limit):
-        cur = await conn.execute(_SEARCH, params | {"limit": size})
-        rows = await cur.fetchall()
-        if every and not rows:  # no section holds every (common) term: any of them
-            params["any"] = " | ".join(f"({q})" for q in queries)
-            cur = await conn.execute(_SEARCH, params | {"limit": size})
-            rows = await cur.fetchall()
-        found = [candidate_from_row(row) for row in rows]
-        if enough_pages(found, size, limit):
-            break
+    found = await run_pg(conn, shared.best_sections(_SEARCH, params, limit))
+    if every and not found:  # no section holds every (common) term: any of them
+        params["any"] = " | ".join(f"({q})" for q in queries)
+        found = await run_pg(conn, shared.best_sections(_SEARCH, params, limit))
     return found, terms

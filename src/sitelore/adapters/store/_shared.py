@@ -17,7 +17,13 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any, ClassVar, NamedTuple, TypeVar
 
-from sitelore.adapters.store._ranking import HEADING_JOIN, Candidate, candidate_from_row
+from sitelore.adapters.store._ranking import (
+    HEADING_JOIN,
+    Candidate,
+    candidate_from_row,
+    candidate_sizes,
+    enough_pages,
+)
 from sitelore.adapters.store._rows import (
     DecodeTime,
     EncodeTime,
@@ -57,6 +63,7 @@ __all__ = [
     "MatrixCache",
     "StoreBase",
     "Upsert",
+    "best_sections",
     "candidates",
     "check_version",
     "replace_sections",
@@ -193,6 +200,18 @@ def check_version(where: str, found: int, known: int) -> None:
             f"{where}: schema version {found} is newer than this sitelore "
             f"understands ({known}); upgrade sitelore"
         )
+
+
+def best_sections(sql: str, params: dict[str, Any], limit: int) -> Step[list[Candidate]]:
+    """The sections ``sql`` ranks best, best first, as many (its ``limit`` parameter) as
+    it takes to hold ``limit`` pages, or all there are."""
+    found: list[Candidate] = []
+    for size in candidate_sizes(limit):
+        rows = yield from fetch_all(sql, params | {"limit": size})
+        found = [candidate_from_row(row) for row in rows]
+        if enough_pages(found, size, limit):
+            break
+    return found
 
 
 def section_rows(

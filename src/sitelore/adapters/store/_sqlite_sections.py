@@ -24,12 +24,7 @@ from collections.abc import Callable, Iterator, Sequence
 
 from sitelore.adapters.store import _shared as shared
 from sitelore.adapters.store._query import COMMON_SHARE, MIN_COMMON, fts5_query, search_terms
-from sitelore.adapters.store._ranking import (
-    Candidate,
-    candidate_from_row,
-    candidate_sizes,
-    enough_pages,
-)
+from sitelore.adapters.store._ranking import Candidate
 from sitelore.adapters.store._steps import run_sqlite
 from sitelore.core.models import Section
 from sitelore.core.sections import SECTIONS_VERSION
@@ -116,10 +111,10 @@ SELECT s.ordinal, s.heading, s.anchor, s.start_byte, s.end_byte, s.link_ratio,
 FROM sections_fts
 JOIN sections AS s ON s.pk = sections_fts.rowid
 JOIN documents AS d ON d.pk = s.document_pk
-WHERE sections_fts MATCH ? AND sections_fts.rank MATCH 'bm25(10.0, 4.0, 1.0)'
+WHERE sections_fts MATCH :match AND sections_fts.rank MATCH 'bm25(10.0, 4.0, 1.0)'
   AND d.removed_at IS NULL
 ORDER BY sections_fts.rank
-LIMIT ?
+LIMIT :limit
 """
 
 _COUNT_SECTIONS = "SELECT count(*) FROM sections"
@@ -203,9 +198,4 @@ def search_sections(conn: sqlite3.Connection, query: str, limit: int) -> builtin
     if not terms:
         return []
     match = match_expression(conn, terms)
-    found: builtins.list[Candidate] = []
-    for size in candidate_sizes(limit):
-        found = [candidate_from_row(row) for row in conn.execute(_SEARCH, (match, size))]
-        if enough_pages(found, size, limit):
-            break
-    return found
+    return run_sqlite(conn, shared.best_sections(_SEARCH, {"match": match}, limit))
