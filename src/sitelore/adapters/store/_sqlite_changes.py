@@ -1,9 +1,8 @@
 """The SQLite schema of incremental re-crawls: validators by URL, removal flags, change reports.
 
-The statements that read and write them are both stores' (``_shared``), but for
-:func:`set_links`, which SQLite's upsert calls inside its transaction. The schema
-step is :data:`SOURCES_MIGRATION` (appended to the store's
-migrations):
+The statements that read and write them are both stores' (``_shared``); the upsert
+writes the links and clears the flag. The schema step is :data:`SOURCES_MIGRATION`
+(appended to the store's migrations):
 
 * ``documents.links``: the links a page offered the crawl, as a JSON array, so a
   ``304`` answer can offer them again (NULL for rows stored before this step: such
@@ -15,10 +14,7 @@ migrations):
 
 from __future__ import annotations
 
-import json
-import sqlite3
-
-__all__ = ["SOURCES_MIGRATION", "set_links"]
+__all__ = ["SOURCES_MIGRATION"]
 
 SOURCES_MIGRATION: tuple[str, ...] = (
     "ALTER TABLE documents ADD COLUMN links TEXT",
@@ -39,14 +35,3 @@ SOURCES_MIGRATION: tuple[str, ...] = (
     """,
     "CREATE INDEX change_reports_source ON change_reports (source, ok, pk)",
 )
-
-# Only writes when something differs, so an unchanged page stays untouched.
-_SET_LINKS = """
-UPDATE documents SET links = :links, removed_at = NULL
-WHERE pk = :pk AND (links IS NOT :links OR removed_at IS NOT NULL)
-"""
-
-
-def set_links(conn: sqlite3.Connection, pk: int, links: tuple[str, ...]) -> None:
-    """Store the links of a page that was just upserted, and clear its removal flag."""
-    conn.execute(_SET_LINKS, {"pk": pk, "links": json.dumps(list(links), ensure_ascii=False)})

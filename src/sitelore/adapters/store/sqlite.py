@@ -174,10 +174,10 @@ _SELECT_EXISTING = "SELECT pk, id, content_hash FROM documents WHERE url = :url"
 _INSERT = """
 INSERT INTO documents (
     id, url, title, markdown, content_hash, content_type, status, etag, last_modified,
-    fetched_at, created_at, updated_at, description, lang, canonical_url
+    fetched_at, created_at, updated_at, description, lang, canonical_url, links
 ) VALUES (
     :id, :url, :title, :markdown, :content_hash, :content_type, :status, :etag, :last_modified,
-    :fetched_at, :now, :now, :description, :lang, :canonical_url
+    :fetched_at, :now, :now, :description, :lang, :canonical_url, :links
 ) RETURNING pk
 """
 _UPDATE_CONTENT = """
@@ -185,14 +185,16 @@ UPDATE documents SET
     title = :title, markdown = :markdown, content_hash = :content_hash,
     content_type = :content_type, status = :status, etag = :etag,
     last_modified = :last_modified, fetched_at = :fetched_at, updated_at = :now,
-    description = :description, lang = :lang, canonical_url = :canonical_url
+    description = :description, lang = :lang, canonical_url = :canonical_url,
+    links = :links, removed_at = NULL
 WHERE pk = :pk
 """
 # Deliberately leaves title and markdown out of SET: the FTS update trigger stays quiet.
 _UPDATE_FETCH_META = """
 UPDATE documents SET
     content_type = :content_type, status = :status, etag = :etag,
-    last_modified = :last_modified, fetched_at = :fetched_at
+    last_modified = :last_modified, fetched_at = :fetched_at,
+    links = :links, removed_at = NULL
 WHERE pk = :pk
 """
 _UPSERT = Upsert(_SELECT_EXISTING, _INSERT, _UPDATE_CONTENT, _UPDATE_FETCH_META)
@@ -498,9 +500,9 @@ class SQLiteStore(StoreBase):
         """Insert or update the document for ``document.url``; keep its id.
 
         When the title and Markdown are unchanged only the fetch metadata (status,
-        content type, ETag, Last-Modified, fetched_at) is written; ``updated_at`` and
-        the search index stay as they were. The document and its sections are written
-        together or not at all.
+        content type, ETag, Last-Modified, fetched_at, links; no removal flag) is
+        written; ``updated_at`` and the search index stay as they were. The document
+        and its sections are written together or not at all.
         """
         now = self._now()
         return await self._commit(
@@ -511,9 +513,8 @@ class SQLiteStore(StoreBase):
         self, conn: sqlite3.Connection, document: Document, meta: FetchMeta, now: datetime
     ) -> UpsertResult:
         params = document_params(document, meta, now=now, encode_time=time_to_text)
-        params["id"] = document_id(document.url)
+        params |= {"id": document_id(document.url), "links": _dump_json(list(document.links))}
         pk, result = run_sqlite(conn, upsert_row(_UPSERT, params, self._location))
-        changes.set_links(conn, pk, document.links)
         if result.changed:
             sections.replace_sections(
                 conn, pk, document.title, document.markdown, document.sections
