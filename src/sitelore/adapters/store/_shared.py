@@ -37,13 +37,7 @@ from sitelore.adapters.store._rows import (
     report_params,
     verified_params,
 )
-from sitelore.adapters.store._steps import (
-    Step,
-    execute,
-    execute_many,
-    fetch_all,
-    fetch_one,
-)
+from sitelore.adapters.store._steps import Step, execute, execute_many, fetch_all, fetch_one
 from sitelore.adapters.store._vectors import TEXT_CHARS, VectorMatrix, section_text, to_bytes
 from sitelore.core.changes import ChangeReport, KnownPage
 from sitelore.core.errors import SchemaVersionError, StoreError
@@ -245,7 +239,7 @@ def replace_sections(pk: int, insert: str, rows: list[dict[str, Any]]) -> Step[N
 
 
 class Upsert(NamedTuple):
-    """A store's statements for one document's row, keyed by the parameters' ``url``."""
+    """A store's statements for one document's row, found by the parameters' ``url``."""
 
     #: Find the row (locked for the transaction where the database can): pk, id, hash.
     select: str
