@@ -223,7 +223,7 @@ def frontier_table(count: int) -> str:
     def sitelore_frontier(fresh: list[str]) -> Frontier:
         frontier = Frontier(seed, options, Scope.from_options(seed, options))
         frontier.offer_links(fresh, 1)
-        assert frontier.pending == count + 1
+        assert frontier.unfetched == count + 1
         return frontier
 
     measure("sitelore Frontier (queued, string included)", sitelore_frontier)

@@ -264,7 +264,9 @@ async def _memory(args: argparse.Namespace) -> dict[str, Any]:
         prefix = frontier.prefix(crawl)
         seen = queued = 0
         encodings: set[str] = set()
-        async for key in frontier.keys(crawl):
+        pattern = prefix.replace("{", "\\{").replace("}", "\\}") + ":*"
+        keys = [str(key) async for key in client.scan_iter(match=pattern, count=1000)]
+        for key in keys:
             size = int(await client.memory_usage(key) or 0)
             if key.startswith(prefix + ":seen:"):
                 seen += size
@@ -283,7 +285,9 @@ async def _memory(args: argparse.Namespace) -> dict[str, Any]:
             "usedMemoryBytesPerUrl": round((after - before) / n, 1),
         }
     finally:
-        await frontier.drop(crawl)
+        doomed = [key async for key in client.scan_iter(match=f"{namespace}:*", count=1000)]
+        for start in range(0, len(doomed), 500):
+            await client.unlink(*doomed[start : start + 500])
         await frontier.aclose()
         await client.aclose()
 

@@ -30,6 +30,8 @@ import psycopg
 import pytest
 from aiohttp import web
 
+from sitelore.adapters.frontier_redis import RedisFrontier, decode_item
+
 PG_HOST, PG_PORT = "127.0.0.1", 5432
 REDIS_HOST, REDIS_PORT = "127.0.0.1", 6379
 PG_ADMIN = f"postgresql://postgres@{PG_HOST}:{PG_PORT}/postgres"
@@ -115,6 +117,33 @@ async def delete_namespace(namespace: str) -> int:
         return len(keys)
     finally:
         await client.aclose()
+
+
+async def crawl_keys(frontier: RedisFrontier, crawl_id: str) -> list[str]:
+    """Every Redis key of ``crawl_id``, read with a client of the test's own."""
+    import redis.asyncio as aioredis
+
+    pattern = frontier.prefix(crawl_id).replace("{", "\\{").replace("}", "\\}") + ":*"
+    client = aioredis.Redis.from_url(REDIS, decode_responses=True)
+    try:
+        return [str(key) async for key in client.scan_iter(match=pattern, count=1000)]
+    finally:
+        await client.aclose()
+
+
+async def held_urls(frontier: RedisFrontier, crawl_id: str, worker: str) -> list[str]:
+    """The URLs ``worker`` holds leases on now: its lease set, then the in-flight records."""
+    import redis.asyncio as aioredis
+
+    key = frontier.prefix(crawl_id)
+    client = aioredis.Redis.from_url(REDIS, decode_responses=True)
+    try:
+        ids = await client.smembers(f"{key}:wl:{worker}")
+        records = await client.hmget(f"{key}:inflight", sorted(ids)) if ids else []
+    finally:
+        await client.aclose()
+    pairs = (str(record).partition("\t") for record in records if record)
+    return [decode_item(host, item).url for host, _, item in pairs]
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -8,9 +8,9 @@ from sitelore.core.robots import (
     ALLOW_ALL,
     DISALLOW_ALL,
     PARSE_LIMIT_BYTES,
+    RobotsRule,
     RobotsState,
     is_allowed,
-    match_pattern,
     normalise_target,
     parse_robots_txt,
     product_token,
@@ -480,7 +480,8 @@ MATCHING = [
 def test_matching(pattern: str, path: str, expected: bool) -> None:
     """``expected`` is whether ``path`` is allowed under ``Disallow: <pattern>``."""
     assert allowed(f"User-agent: *\nDisallow: {pattern}\n", path) is expected
-    assert match_pattern(pattern, BASE + path) is (not expected)
+    rule = RobotsRule.compile(pattern, allow=False)  # the matcher alone, no precedence
+    assert rule.matches(normalise_target(BASE + path)) is (not expected)
 
 
 PRECEDENCE = [

@@ -1,9 +1,9 @@
-"""The fetcher against real loopback servers: redirects, caps, timeouts, retries, the guard.
+"""The fetcher against real loopback servers: redirects, caps, timeouts, the guard.
 
 Every server listens on 127.0.0.x. Policies open only the loopback addresses a test
 serves from; "refused" listeners on other loopback addresses count connections so a
-test can prove that nothing reached them. The clock is a FakeClock: retry waits are
-recorded, never slept.
+test can prove that nothing reached them. The clock is a FakeClock: the fetcher never
+sleeps on it (it makes one attempt; a crawl retries through its frontier).
 """
 
 from __future__ import annotations
@@ -11,14 +11,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gzip
-import random
 import socket
 import tracemalloc
 import zlib
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
-from datetime import timedelta
-from email.utils import format_datetime
 from typing import Any
 
 import pytest
@@ -124,7 +121,7 @@ async def listen(
 def make_fetcher(clock: FakeClock | None = None, **kwargs: Any) -> HttpFetcher:
     kwargs.setdefault("policy", AddressPolicy(["127.0.0.1"]))
     kwargs.setdefault("resolver", FakeResolver({}))
-    return HttpFetcher(user_agent=UA, clock=clock or FakeClock(), rng=random.Random(7), **kwargs)
+    return HttpFetcher(user_agent=UA, clock=clock or FakeClock(), **kwargs)
 
 
 def text(body: str, status: int = 200, headers: dict[str, str] | None = None) -> Handler:
@@ -701,85 +698,30 @@ async def full_accept_queue() -> AsyncIterator[int]:
         listener.close()
 
 
-# ---------------------------------------------------------------- retries
+# ---------------------------------------------------------------- one attempt
 
 
-class TestRetries:
-    async def test_503_retry_after_is_honoured(self) -> None:
+class TestOneAttempt:
+    """Retries (Retry-After, backoff, attempts) are the crawl's: see test_worker_page.py."""
+
+    async def test_503_with_retry_after_is_returned_at_once(self) -> None:
         clock = FakeClock()
         recorder = Recorder((503, {"Retry-After": "7"}, "busy"), (200, {}, "ok"))
         async with serve({"/": recorder}) as server, make_fetcher(clock) as fetcher:
             snapshot = await fetcher.fetch(str(server.make_url("/")))
-        assert snapshot.status == 200
-        assert snapshot.body == b"ok"
-        assert clock.sleeps == [7.0]
-        assert len(recorder.requests) == 2
-
-    async def test_retry_after_http_date(self) -> None:
-        clock = FakeClock()
-        when = format_datetime(clock.now() + timedelta(seconds=12), usegmt=True)
-        recorder = Recorder((429, {"Retry-After": when}, ""), (200, {}, "ok"))
-        async with serve({"/": recorder}) as server, make_fetcher(clock) as fetcher:
-            snapshot = await fetcher.fetch(str(server.make_url("/")))
-        assert snapshot.status == 200
-        assert clock.sleeps == [12.0]
-
-    @pytest.mark.parametrize("status", [429, 502, 503, 504])
-    async def test_retried_statuses_use_jittered_backoff(self, status: int) -> None:
-        """Without Retry-After: at most two retries, waits growing and jittered."""
-        clock = FakeClock()
-        recorder = Recorder((status, {}, "no"))
-        async with serve({"/": recorder}) as server, make_fetcher(clock) as fetcher:
-            snapshot = await fetcher.fetch(str(server.make_url("/")))
-        assert snapshot.status == status
-        assert len(recorder.requests) == 3
-        first, second = clock.sleeps
-        assert 0.25 <= first <= 0.5
-        assert 0.5 <= second <= 1.0
-
-    async def test_429_retry_after_over_cap_returned_without_waiting(self) -> None:
-        clock = FakeClock()
-        recorder = Recorder((429, {"Retry-After": "86400"}, "later"))
-        async with serve({"/": recorder}) as server, make_fetcher(clock) as fetcher:
-            snapshot = await fetcher.fetch(str(server.make_url("/")))
-        assert snapshot.status == 429
+        assert (snapshot.status, snapshot.body) == (503, b"busy")
+        assert snapshot.headers.get("retry-after") == "7"
         assert len(recorder.requests) == 1
         assert clock.sleeps == []
 
-    async def test_never_waits_past_deadline(self) -> None:
-        clock = FakeClock()
-        recorder = Recorder((503, {"Retry-After": "10"}, ""), (200, {}, "ok"))
-        fetcher = make_fetcher(clock, deadline=clock.monotonic() + 5)
-        async with serve({"/": recorder}) as server, fetcher:
-            snapshot = await fetcher.fetch(str(server.make_url("/")))
-        assert snapshot.status == 503
-        assert clock.sleeps == []
-
-    async def test_never_waits_past_page_budget(self) -> None:
-        clock = FakeClock()
-        recorder = Recorder((503, {"Retry-After": "20"}, ""), (200, {}, "ok"))
-        async with serve({"/": recorder}) as server, make_fetcher(clock) as fetcher:
-            snapshot = await fetcher.fetch(str(server.make_url("/")), timeout=15)
-        assert snapshot.status == 503
-        assert clock.sleeps == []
-
-    @pytest.mark.parametrize("status", [400, 401, 403, 410, 500])
-    async def test_other_statuses_not_retried(self, status: int) -> None:
-        clock = FakeClock()
-        recorder = Recorder((status, {"Retry-After": "1"}, ""))
-        async with serve({"/": recorder}) as server, make_fetcher(clock) as fetcher:
-            snapshot = await fetcher.fetch(str(server.make_url("/")))
-        assert snapshot.status == status
-        assert len(recorder.requests) == 1
-
-    async def test_connection_refused_is_retried_then_network_error(self) -> None:
+    async def test_connection_refused_is_a_network_error(self) -> None:
         clock = FakeClock()
         async with listen("127.0.0.1") as closed:
             port = closed.port
         async with make_fetcher(clock) as fetcher:
             with pytest.raises(NetworkError, match="connect"):
                 await fetcher.fetch(f"http://127.0.0.1:{port}/")
-        assert len(clock.sleeps) == 2
+        assert clock.sleeps == []
 
 
 # ---------------------------------------------------------------- the guard at connect time

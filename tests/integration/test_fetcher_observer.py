@@ -31,7 +31,8 @@ def _app() -> web.Application:
 
 class TestExchangeObserver:
     async def test_every_hop_and_attempt_is_reported_in_order(self) -> None:
-        """A redirect, a retried 503 and the final 200 each reach the observer, hop-numbered."""
+        """A redirect to a 503, then (fetched again, as a crawl retries) the redirect to a 200:
+        each exchange reaches the observer, hop-numbered."""
         seen: list[Exchange] = []
 
         async def observe(exchange: Exchange) -> None:
@@ -47,17 +48,19 @@ class TestExchangeObserver:
                 observer=observe,
                 user_agent="observer-test/1",
             ) as fetcher:
+                busy_snapshot = await fetcher.fetch(base + "/start", headers={"X-Probe": "1"})
                 snapshot = await fetcher.fetch(base + "/start", headers={"X-Probe": "1"})
         finally:
             await server.close()
-        assert snapshot.status == 200
+        assert (busy_snapshot.status, snapshot.status) == (503, 200)
         assert [(e.hop, e.url.removeprefix(base), e.status) for e in seen] == [
             (0, "/start", 302),
             (1, "/flaky", 503),
+            (0, "/start", 302),
             (1, "/flaky", 200),
         ]
         assert {e.fetch_url for e in seen} == {base + "/start"}
-        redirect, busy, done = seen
+        redirect, busy, _, done = seen
         assert redirect.body == b""
         assert redirect.body_read is False
         assert redirect.reason == "Found"

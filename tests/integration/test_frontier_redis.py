@@ -10,7 +10,14 @@ import pytest
 import redis.asyncio as aioredis
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from tests.scale_support import REDIS, delete_namespace, namespace_url, require_redis
+from tests.scale_support import (
+    REDIS,
+    crawl_keys,
+    delete_namespace,
+    held_urls,
+    namespace_url,
+    require_redis,
+)
 
 from sitelore.adapters.frontier_redis import (
     Completion,
@@ -237,7 +244,7 @@ async def test_the_page_budget_ends_the_crawl_and_clears_the_frontier(
     assert end == Finished("max_pages")
     meta = await frontier.meta(CRAWL)
     assert (meta["state"], meta["unfetched"]) == ("finished", "1")
-    left = {key.rsplit(":", 1)[-1] async for key in frontier.keys(CRAWL)}
+    left = {key.rsplit(":", 1)[-1] for key in await crawl_keys(frontier, CRAWL)}
     assert left <= {"meta", "stats", "errors", "dead"}
 
 
@@ -270,7 +277,7 @@ async def test_a_silent_workers_lease_comes_back_and_its_late_ack_is_stale(
 ) -> None:
     await create(frontier)
     taken = await lease(frontier, "w1")
-    assert await frontier.held(CRAWL, "w1") == ["http://a.test/"]
+    assert await held_urls(frontier, CRAWL, "w1") == ["http://a.test/"]
 
     reclaimed = await frontier.reap(CRAWL, heartbeat_timeout_ms=0, max_attempts=3)
     again = await lease(frontier, "w2")
@@ -281,7 +288,7 @@ async def test_a_silent_workers_lease_comes_back_and_its_late_ack_is_stale(
     assert acked is False
     status = await frontier.status(CRAWL)
     assert (status.stats["reclaimed"], status.stats["stale_acks"]) == (1, 1)
-    assert await frontier.held(CRAWL, "w1") == []
+    assert await held_urls(frontier, CRAWL, "w1") == []
 
 
 async def test_heartbeats_keep_leases_and_expired_leases_are_reclaimed(
@@ -350,7 +357,7 @@ async def test_throttles_are_shared_and_the_first_reason_stays(frontier: RedisFr
 
     assert await frontier.throttled(CRAWL, "http://a.test") == "Retry-After 86400s"
     assert await frontier.throttled(CRAWL, "http://b.test") is None
-    assert [key async for key in frontier.keys(CRAWL) if key.endswith(":throttled")]
+    assert [key for key in await crawl_keys(frontier, CRAWL) if key.endswith(":throttled")]
 
 
 async def test_creating_a_crawl_twice_is_refused(frontier: RedisFrontier) -> None:

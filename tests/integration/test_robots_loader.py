@@ -32,7 +32,7 @@ ROBOTS = "User-agent: *\nDisallow: /private/\nCrawl-delay: 1.5\nSitemap: https:/
 @pytest.fixture(name="fetcher")
 async def _fetcher() -> AsyncIterator[HttpFetcher]:
     policy = AddressPolicy(["127.0.0.1", "127.0.0.2"])
-    async with HttpFetcher(user_agent=UA, policy=policy, max_retries=0) as fetcher:
+    async with HttpFetcher(user_agent=UA, policy=policy) as fetcher:
         yield fetcher
 
 

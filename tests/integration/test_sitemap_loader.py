@@ -53,7 +53,7 @@ async def serve(routes: Mapping[str, Handler]) -> AsyncIterator[tuple[str, list[
 
 @contextlib.asynccontextmanager
 async def fetcher() -> AsyncIterator[HttpFetcher]:
-    async with HttpFetcher(policy=AddressPolicy(["127.0.0.1"]), max_retries=0) as f:
+    async with HttpFetcher(policy=AddressPolicy(["127.0.0.1"])) as f:
         yield f
 
 

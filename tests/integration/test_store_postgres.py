@@ -54,6 +54,10 @@ async def store(pg_database: str) -> AsyncIterator[PostgresStore]:
     await opened.close()
 
 
+#: How many times each URL was upserted (a redelivery shows as a count above 1).
+FETCH_COUNTS = "SELECT url, fetch_count FROM sitelore_documents ORDER BY url"
+
+
 def _sql(pg_database: str, query: str) -> list[tuple[object, ...]]:
     with psycopg.connect(pg_database, autocommit=True) as conn:
         cur = conn.execute(query)
@@ -88,7 +92,7 @@ async def test_an_unchanged_page_updates_fetch_metadata_only(
     stored = await store.get("https://a.test/x")
     assert stored is not None
     assert (stored.status, stored.etag) == (203, '"v2"')
-    assert await store.fetch_counts() == {"https://a.test/x": 2}
+    assert _sql(pg_database, FETCH_COUNTS) == [("https://a.test/x", 2)]
 
 
 async def test_changed_content_keeps_the_id_and_reindexes(store: PostgresStore) -> None:
@@ -119,7 +123,7 @@ async def test_racing_upserts_of_one_url_leave_one_row(
     assert sum(result.created for result in results) == 1
     assert {result.id for result in results} == {document_id("https://a.test/race")}
     assert await store.count() == 1
-    assert await store.fetch_counts() == {"https://a.test/race": 4}
+    assert _sql(pg_database, FETCH_COUNTS) == [("https://a.test/race", 4)]
 
 
 async def test_a_huge_body_is_stored_whole_and_indexed_up_to_the_cap(

@@ -194,7 +194,6 @@ def test_robots_skip_gives_the_page_slot_back() -> None:
     frontier.release(first, SkipReason.ROBOTS)
     assert frontier.take() == CrawlItem(_url("ok"), 1)
     assert frontier.skipped == {"robots": 1}
-    assert not frontier.already_fetched(_url("disallowed"))
 
 
 def test_requeue_puts_an_unstarted_item_back_first() -> None:
@@ -220,7 +219,6 @@ def test_release_is_robots_by_default() -> None:
     assert seed is not None
     frontier.release(seed)
     assert frontier.skipped == {"robots": 1}
-    assert frontier.budget_left == 100
 
 
 def test_take_waits_for_pages_two_levels_up() -> None:
@@ -324,17 +322,6 @@ def test_a_retry_keeps_its_attempt_and_goes_first() -> None:
     assert frontier.take() == CrawlItem(_url("b"), 1)
 
 
-def test_seen_and_already_fetched() -> None:
-    frontier = _frontier()
-    assert frontier.seen(SEED)
-    assert not frontier.already_fetched(SEED)
-    frontier.take()
-    assert frontier.already_fetched(SEED)
-    assert not frontier.seen(_url("nowhere"))
-    assert not frontier.seen("not a url")
-    assert not frontier.already_fetched("not a url")
-
-
 def test_offer_links_normalises_each_distinct_string_once(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -350,7 +337,7 @@ def test_offer_links_normalises_each_distinct_string_once(
     for _ in range(20):
         frontier.offer_links(sidebar, 1)
     assert sorted(calls) == sorted(sidebar)
-    assert frontier.pending == 51  # seed + 50
+    assert frontier.unfetched == 51  # seed + 50
     assert frontier.skipped["duplicate"] == 19 * 50
     assert frontier.skipped["invalid"] == 20
 
@@ -422,15 +409,17 @@ def test_urls_left_by_the_page_budget_are_named_under_cap() -> None:
 
 def test_a_redirect_target_goes_on_with_its_page_past_the_budget() -> None:
     """``fetch URL`` is a one-page crawl: a redirect must still reach its target."""
-    options = CrawlOptions(max_pages=1, max_depth=0)
+    options = CrawlOptions(max_pages=1, max_depth=1)
     frontier = Frontier(SEED, options, Scope.from_options(SEED, options))
     seed = frontier.take()
     assert seed is not None
+    frontier.offer_links([_url("next")], 1)
     frontier.done(seed)
     assert frontier.offer_hop(seed, _url("moved"))
     assert not frontier.finished
     hop = frontier.take()
     assert hop == CrawlItem(_url("moved"), 0, 0, 1, SEED)
     frontier.release(hop)  # robots said no: no slot comes back, the page had it
-    assert frontier.budget_left == 0
+    assert frontier.take() is None  # "next" stays queued: the budget is spent
+    assert frontier.skipped_urls["cap"] == [_url("next")]
     assert frontier.finished

@@ -27,6 +27,7 @@ from sitelore.core.models import SearchHit
         ("the to be", [("the",), ("to",), ("be",)]),  # nothing but stop words: kept
         ("Café CAFÉ cafe", [("cafe",)]),  # folded, then once
         ('NOT "x" OR y*', [("x",), ("y",)]),
+        ("' ; DROP", [("drop",)]),  # quotes and operators are never syntax
         ("", []),
         ("\0 \ud800", []),
     ],

@@ -24,7 +24,7 @@ from sitelore.core.robots import (
     create_robots_policy,
     parse_robots_txt,
 )
-from sitelore.crawl import Spider
+from sitelore.crawl import Origins, Spider
 
 
 def wide_tree(fanout: tuple[int, ...]) -> tuple[dict[str, Route], dict[str, int]]:
@@ -400,6 +400,32 @@ class TestRobots:
 
         with pytest.raises(RobotsRefusedError, match="server error"):
             await run_crawl(TREE, robots={"https://docs.test": unreachable_rules("503")})
+
+    async def test_no_seed_robots_request_past_the_deadline(self) -> None:
+        """Another crawl's spacing puts the origin's next turn past this crawl's deadline:
+        its robots.txt is not requested, and the crawl ends empty, as a deadline does."""
+        clock = FakeClock()
+        fetcher = FakeFetcher(TREE, clock=clock)
+        load, loads = robots_loader({})
+        origins = Origins()
+        origins.politeness.record_request("https://docs.test", clock.monotonic(), delay=30.0)
+        store = open_store(":memory:")
+        spider = Spider(
+            fetcher=fetcher,
+            store=store,
+            robots=create_robots_policy(load),
+            clock=clock,
+            origins=origins,
+        )
+        options = CrawlOptions(delay=0.0, deadline_seconds=10.0)
+        summary = await spider.crawl("https://docs.test/", options).finish()
+        await store.close()
+        assert loads == []
+        assert fetcher.requests == []
+        assert clock.sleeps == []
+        assert summary.pages == []
+        assert (summary.truncated, summary.truncated_reason) == (True, "deadline")
+        assert summary.unfetched == 1
 
     async def test_redirect_into_a_disallowed_path_is_dropped(self) -> None:
         """Robots is checked on each redirect hop: a hop into /private is not followed."""

@@ -6,6 +6,8 @@ On fakes: no Redis, no network.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping
+from datetime import timedelta
+from email.utils import format_datetime
 
 import pytest
 from tests.fakes import FakeClock, FakeFetcher, Route
@@ -241,6 +243,53 @@ async def test_a_429_is_retried_after_its_retry_after(store: SQLiteStore) -> Non
     assert (retry.outcome, retry.backoff_ms, retry.stats) == ("retry", 7000, {"retried": 1})
     assert (last.outcome, last.backoff_ms) == ("done", 7000)
     assert "http-status" in last.error
+
+
+async def test_a_retry_after_date_is_waited_for(store: SQLiteStore) -> None:
+    when = format_datetime(FakeClock().now() + timedelta(seconds=12), usegmt=True)
+    world = World({SEED + "a": Route(status=503, headers={"retry-after": when})})
+    await robots_known(world)
+    page = processor(world, store)
+
+    retry = await page.process(lease(SEED + "a"), 30)
+
+    assert (retry.outcome, retry.backoff_ms) == ("retry", 12000)
+
+
+@pytest.mark.parametrize("status", [429, 502, 503, 504])
+async def test_busy_statuses_without_retry_after_back_off_exponentially(
+    store: SQLiteStore, status: int
+) -> None:
+    """From the origin's spacing (Crawl-delay 2), doubling, until ``max_attempts`` (3)."""
+    world = World({SEED + "a": Route(status=status)})
+    await robots_known(world)
+    page = processor(world, store)
+
+    first = await page.process(lease(SEED + "a"), 30)
+    second = await page.process(lease(SEED + "a", attempt=1), 30)
+    last = await page.process(lease(SEED + "a", attempt=2), 30)
+
+    assert [(c.outcome, c.backoff_ms) for c in (first, second)] == [
+        ("retry", 2000),
+        ("retry", 4000),
+    ]
+    assert (last.outcome, last.backoff_ms) == ("done", 0)
+    assert last.error.startswith(SEED + "a\thttp-status\t")
+
+
+@pytest.mark.parametrize("status", [400, 401, 403, 410, 500])
+async def test_other_statuses_are_final_even_with_a_retry_after(
+    store: SQLiteStore, status: int
+) -> None:
+    world = World({SEED + "a": Route(status=status, headers={"retry-after": "1"})})
+    await robots_known(world)
+    page = processor(world, store)
+
+    done = await page.process(lease(SEED + "a"), 30)
+
+    assert (done.outcome, done.backoff_ms) == ("done", 0)
+    assert done.error.startswith(SEED + "a\thttp-status\t")
+    assert world.site.urls == [SEED + "a"]
 
 
 @pytest.mark.parametrize(

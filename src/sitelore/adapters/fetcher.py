@@ -3,8 +3,8 @@
 Never connects to an address the guard has not checked (the connector's resolver
 checks every answer and hands aiohttp exactly those addresses), never follows a
 redirect it has not re-checked, never reads or inflates a body past its cap, never
-sleeps on a server's say-so past its own caps, and never reads proxy settings from
-the environment. aiohttp exceptions are translated in one place
+retries (a crawl retries through its frontier, see ``sitelore.crawl.page``), and never
+reads proxy settings from the environment. aiohttp exceptions are translated in one place
 (:func:`_translate_errors`) and never escape.
 
 Choices made here:
@@ -21,16 +21,15 @@ Choices made here:
   ``UnsupportedContentTypeError``.
 - A DNS failure or empty answer is a ``NetworkError`` (no connection is made: fail
   closed); an answer the policy refuses is a ``BlockedURLError``.
-- The per-page time budget (``timeout``, else ``limits.page_timeout_seconds``) covers
-  every hop and every retry and is measured on the injected clock; a retry wait that
-  does not fit in it (or past ``deadline``) is not taken.
+- The per-page time budget (``timeout``, else ``limits.page_timeout_seconds``, never
+  past ``deadline``) covers every hop and is measured on the injected clock.
 - An ``observer`` (capture, see ``sitelore.adapters.snapshots``) is awaited after every exchange
-  that produced a response, redirects and retried attempts included, with the request
+  that produced a response, redirects included, with the request
   headers aiohttp actually sent and the body as kept (decompressed; empty for a
   redirect). It only watches: what ``fetch`` returns does not depend on it.
 
-The module is about 700 lines because the resolver, the redirect loop, the
-retry policy and the bounded inflater all raise through the one error mapping here;
+The module is about 650 lines because the resolver, the redirect loop and the
+bounded inflater all raise through the one error mapping here;
 split the inflater out first if it grows.
 """
 
@@ -41,7 +40,6 @@ import contextlib
 import contextvars
 import dataclasses
 import logging
-import random
 import socket
 import urllib.parse
 import zlib
@@ -68,7 +66,6 @@ from sitelore.core.errors import (
 from sitelore.core.guard import AddressPolicy, Target, check_url, redact_url
 from sitelore.core.models import Exchange, Headers, Snapshot
 from sitelore.core.options import Limits
-from sitelore.core.politeness import parse_retry_after
 from sitelore.core.ports import Clock, ExchangeObserver, HopCheck, Resolver
 
 __all__ = [
@@ -85,7 +82,6 @@ logger = logging.getLogger(__name__)
 ACCEPT_ENCODING = "gzip, deflate"
 
 _REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
-_RETRY_STATUSES = frozenset({429, 502, 503, 504})
 _CREDENTIAL_HEADERS = frozenset({"authorization", "cookie", "proxy-authorization"})
 # Validators belong to the URL asked for; a redirect target is fetched unconditionally.
 _CONDITIONAL_HEADERS = frozenset({"if-none-match", "if-modified-since"})
@@ -97,8 +93,6 @@ _INFLATE_PIECE = 64 * 1024
 _WIRE_SLACK = 64 * 1024
 _MAX_ENCODINGS = 2
 _MAX_GZIP_MEMBERS = 32
-_BACKOFF_BASE = 0.5
-_BACKOFF_MAX = 8.0
 _NUMERIC_FLAGS = socket.AI_NUMERICHOST | socket.AI_NUMERICSERV
 #: What an observer's Exchange takes from a response under the same names.
 _EXCHANGED = ("request_headers", "status", "reason", "headers", "body", "address")
@@ -204,7 +198,7 @@ class _Response:
 
 
 class HttpFetcher:
-    """``ports.Fetcher`` on one aiohttp session: guarded, capped, timed, retried.
+    """``ports.Fetcher`` on one aiohttp session: guarded, capped, timed; one attempt per fetch.
 
     Use it as an async context manager; it creates one ``ClientSession`` on entry
     and closes it on exit. It cannot be reopened::
@@ -214,7 +208,7 @@ class HttpFetcher:
 
     ``connect_timeout`` bounds connecting; ``read_timeout`` bounds the wait for the
     first byte and every later silence (idle read); the per-fetch budget bounds the
-    whole fetch, redirects and retries included.
+    whole fetch, redirects included.
     """
 
     def __init__(
@@ -226,9 +220,6 @@ class HttpFetcher:
         resolve_overrides: Mapping[tuple[str, int], str] | None = None,
         clock: Clock | None = None,
         limits: Limits | None = None,
-        max_retries: int = 2,
-        max_retry_after: float = 60.0,
-        rng: random.Random | None = None,
         deadline: float | None = None,
         connect_timeout: float = 10.0,
         read_timeout: float = 10.0,
@@ -243,9 +234,6 @@ class HttpFetcher:
         }
         self._clock: Clock = clock or SystemClock()
         self._limits = limits or Limits()
-        self._max_retries = max(0, max_retries)
-        self._max_retry_after = max_retry_after
-        self._rng = rng or random.Random()  # noqa: S311 - jitter, not secrets
         self._deadline = deadline
         self._timeout = aiohttp.ClientTimeout(
             total=None, sock_connect=connect_timeout, sock_read=read_timeout
@@ -315,9 +303,10 @@ class HttpFetcher:
         chain: list[str] = []
         seen = {target.url}
         while True:
-            response = await self._exchange_with_retries(
-                session, target, sent, cap, budget_end, (url, len(chain))
-            )
+            started_at = self._clock.now()
+            response = await self._exchange(session, target, sent, cap, budget_end)
+            if self._observer is not None:  # capture: every exchange that got a response
+                await self._observer(_exchange_of((url, len(chain)), target, response, started_at))
             if response.location is None:
                 return Snapshot(
                     url=url,
@@ -343,56 +332,6 @@ class HttpFetcher:
             sent = {k: v for k, v in sent.items() if k.lower() not in _CONDITIONAL_HEADERS}
             if target.origin != first_origin:
                 sent = {k: v for k, v in sent.items() if k.lower() not in _CREDENTIAL_HEADERS}
-
-    # ------------------------------------------------------------ retries
-
-    async def _exchange_with_retries(
-        self,
-        session: aiohttp.ClientSession,
-        target: Target,
-        headers: Mapping[str, str],
-        cap: _BodyCap,
-        budget_end: float,
-        hop: tuple[str, int],
-    ) -> _Response:
-        attempt = 0
-        while True:
-            started_at = self._clock.now()
-            try:
-                response = await self._exchange(session, target, headers, cap, budget_end)
-            except NetworkError as exc:
-                wait = self._backoff(attempt)
-                if not self._may_wait(attempt, wait, budget_end):
-                    raise
-                why = exc.message
-            else:
-                if self._observer is not None:  # capture: every exchange, retries included
-                    await self._observer(_exchange_of(hop, target, response, started_at))
-                asked = self._status_wait(response, attempt)
-                if asked is None or not self._may_wait(attempt, asked, budget_end):
-                    return response
-                wait, why = asked, f"status {response.status}"
-            logger.info("retrying %s in %.2fs after %s", target.url, wait, why)
-            await self._clock.sleep(wait)
-            attempt += 1
-
-    def _status_wait(self, response: _Response, attempt: int) -> float | None:
-        """Seconds to wait before retrying this response, or None to return it."""
-        if response.status not in _RETRY_STATUSES:
-            return None
-        asked = parse_retry_after(response.headers.get("retry-after"), self._clock.now())
-        if asked is None:
-            return self._backoff(attempt)
-        return asked if asked <= self._max_retry_after else None
-
-    def _backoff(self, attempt: int) -> float:
-        ceiling = min(_BACKOFF_MAX, _BACKOFF_BASE * 2.0**attempt)
-        return ceiling * (0.5 + 0.5 * self._rng.random())
-
-    def _may_wait(self, attempt: int, wait: float, budget_end: float) -> bool:
-        if attempt >= self._max_retries:
-            return False
-        return self._clock.monotonic() + wait < budget_end
 
     def _budget_end(self, started: float, timeout: float | None) -> float:
         total = self._limits.page_timeout_seconds if timeout is None else timeout

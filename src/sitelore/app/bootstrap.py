@@ -171,8 +171,8 @@ class Runtime(contextlib.AbstractAsyncContextManager["Runtime"]):
     ) -> HttpFetcher:
         """The one place an ``HttpFetcher`` is built: this runtime's guard, resolver, caps.
 
-        Crawls retry through their frontier (spaced by the origin's delay), so the
-        fetcher itself makes one attempt per request.
+        It makes one attempt per request: crawls retry through their frontier
+        (spaced by the origin's delay).
         """
         from sitelore.adapters.fetcher import HttpFetcher
 
@@ -185,7 +185,6 @@ class Runtime(contextlib.AbstractAsyncContextManager["Runtime"]):
             limits=self.settings.limits,
             deadline=deadline,
             observer=observer,
-            max_retries=0,
         )
 
     @contextlib.asynccontextmanager
@@ -216,8 +215,7 @@ class Runtime(contextlib.AbstractAsyncContextManager["Runtime"]):
         )
         from sitelore.core.urls import normalize_url
         from sitelore.crawl import Origins, Spider
-        from sitelore.crawl.robots_loader import DEFAULT_TIMEOUT as ROBOTS_TIMEOUT
-        from sitelore.crawl.robots_loader import make_robots_loader
+        from sitelore.crawl.robots_loader import crawl_robots_loader
         from sitelore.crawl.sitemap_loader import make_sitemap_loader
 
         self.check_url(seed)
@@ -253,13 +251,7 @@ class Runtime(contextlib.AbstractAsyncContextManager["Runtime"]):
             )
             robots = (
                 create_robots_policy(
-                    make_robots_loader(
-                        fetcher,
-                        max_bytes=limits.max_robots_bytes,
-                        timeout=min(ROBOTS_TIMEOUT, limits.page_timeout_seconds),
-                        user_agent=self.settings.user_agent,
-                    ),
-                    memo,
+                    crawl_robots_loader(fetcher, limits, self.settings.user_agent), memo
                 )
                 if applied.respect_robots
                 else allow_all_policy()

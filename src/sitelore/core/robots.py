@@ -45,7 +45,6 @@ __all__ = [
     "complete_lines",
     "create_robots_policy",
     "is_allowed",
-    "match_pattern",
     "normalise_target",
     "parse_robots_txt",
     "product_token",
@@ -209,15 +208,6 @@ class RobotsRule:
         if self.anchored:
             return len(target) - len(self.tail) >= pos and target.endswith(self.tail)
         return target.find(self.tail, pos) >= 0
-
-
-def match_pattern(pattern: str, url: str) -> bool:
-    """Return True when the robots.txt ``pattern`` matches ``url`` (or a bare path).
-
-    >>> match_pattern("/*.pdf$", "/a/b.pdf"), match_pattern("/*.pdf$", "/a.pdf?v=1")
-    (True, False)
-    """
-    return RobotsRule.compile(pattern, allow=False).matches(normalise_target(url))
 
 
 def _priority(rule: RobotsRule) -> tuple[int, bool]:

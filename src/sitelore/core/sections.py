@@ -30,7 +30,6 @@ __all__ = [
     "estimate_tokens",
     "heading_line",
     "plain_text",
-    "sections_of",
     "split_sections",
     "strip_heading_ids",
     "with_sections",
@@ -208,13 +207,6 @@ def split_sections(markdown: str, *, max_tokens: int = SECTION_TOKENS) -> list[S
 def with_sections(document: Document) -> Document:
     """``document`` with its sections cut (done where conversion runs, off the event loop)."""
     return dataclasses.replace(document, sections=tuple(split_sections(document.markdown)))
-
-
-def sections_of(document: Document) -> Sequence[Section]:
-    """The sections of ``document``: those cut already, else cut now."""
-    if document.sections is not None:
-        return document.sections
-    return split_sections(document.markdown)
 
 
 def _link_ratio(blocks: Sequence[_Block], text: str) -> float:

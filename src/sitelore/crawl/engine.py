@@ -217,7 +217,7 @@ class CrawlRun(contextlib.AbstractAsyncContextManager["CrawlRun"]):
         for reason, urls in frontier.skipped_urls.items():
             for url in urls:
                 summary.note_skipped(reason, url)
-        summary.unfetched = frontier.pending
+        summary.unfetched = frontier.unfetched
         if summary.truncated_reason is None and frontier.truncated:
             summary.truncated = True
             summary.truncated_reason = frontier.truncated_reason
@@ -250,8 +250,11 @@ class CrawlRun(contextlib.AbstractAsyncContextManager["CrawlRun"]):
             deadline=deadline,
             paced=spider.paced,
         )
-        await self._check_seed_robots(seed, memory)
+        seed_checked = await self._check_seed_robots(seed, memory)
         self._frontier = frontier
+        if not seed_checked:
+            self.truncate("deadline")  # as for any URL: the seed stays unfetched
+            return
         pipeline = PagePipeline(
             options=options,
             scope=scope,
@@ -275,15 +278,17 @@ class CrawlRun(contextlib.AbstractAsyncContextManager["CrawlRun"]):
         except TimeoutError:
             self.truncate("deadline")
 
-    async def _check_seed_robots(self, seed: str, memory: MemoryFrontier) -> None:
+    async def _check_seed_robots(self, seed: str, memory: MemoryFrontier) -> bool:
+        """Raise if robots.txt refuses the seed; False if the deadline came before its turn."""
         if not self._options.respect_robots:
-            return
+            return True
         robots, key = self._spider.robots, origin(seed)
         if await robots.cached(seed) is None:
             # Fetching robots.txt is a request to the origin: spaced, one at a time.
             async with memory.origins.lock(key):
                 if await robots.cached(seed) is None:
-                    await memory.wait_turn(key)
+                    if not await memory.wait_turn(key):
+                        return False
                     try:
                         loaded = await robots.load(seed)
                         memory.origins.politeness.set_crawl_delay(key, loaded.crawl_delay_ms)
@@ -292,6 +297,7 @@ class CrawlRun(contextlib.AbstractAsyncContextManager["CrawlRun"]):
         rules = await robots.rules_for(seed)
         check_seed_rules(seed, rules)
         memory.origins.politeness.set_crawl_delay(key, rules.crawl_delay_ms)
+        return True
 
     async def _seed_from_sitemaps(
         self, seed: str, frontier: Frontier, memory: MemoryFrontier

@@ -304,30 +304,10 @@ class Frontier:
 
     # --- questions -----------------------------------------------------------------------
 
-    def already_fetched(self, url: str) -> bool:
-        """Return True if ``url`` was taken in this crawl."""
-        normalized = self._normalized(url)
-        return normalized is not None and self._known.get(normalized) == _FETCHED
-
-    def seen(self, url: str) -> bool:
-        """Return True if ``url`` is known: queued, fetched, filtered or released."""
-        normalized = self._normalized(url)
-        return normalized is not None and normalized in self._known
-
     @property
     def in_flight(self) -> int:
         """Items taken and not yet done or released."""
         return sum(self._in_flight)
-
-    @property
-    def pending(self) -> int:
-        """URLs queued and not yet taken."""
-        return self._queued
-
-    @property
-    def budget_left(self) -> int:
-        """Page slots not yet used (released slots come back)."""
-        return max(0, self._max_pages - self._taken)
 
     @property
     def finished(self) -> bool:
@@ -350,7 +330,7 @@ class Frontier:
 
     @property
     def unfetched(self) -> int:
-        """Admitted URLs never taken (meaningful once the crawl stops)."""
+        """Admitted URLs queued and not yet taken (once the crawl stops: never fetched)."""
         return self._queued
 
     @property

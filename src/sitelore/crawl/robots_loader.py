@@ -24,6 +24,7 @@ from sitelore.core.errors import (
     InvalidURLError,
     NetworkError,
 )
+from sitelore.core.options import Limits
 from sitelore.core.ports import Fetcher
 from sitelore.core.robots import (
     RobotsLoader,
@@ -34,7 +35,13 @@ from sitelore.core.robots import (
     unreachable_rules,
 )
 
-__all__ = ["DEFAULT_MAX_BYTES", "DEFAULT_TIMEOUT", "ROBOTS_HEADERS", "make_robots_loader"]
+__all__ = [
+    "DEFAULT_MAX_BYTES",
+    "DEFAULT_TIMEOUT",
+    "ROBOTS_HEADERS",
+    "crawl_robots_loader",
+    "make_robots_loader",
+]
 
 _log = logging.getLogger(__name__)
 
@@ -161,3 +168,15 @@ def make_robots_loader(
     the robots.txt URL itself propagates; a refused redirect hop allows all.
     """
     return _Loader(fetcher, max_bytes, timeout, user_agent)
+
+
+def crawl_robots_loader(fetcher: Fetcher, limits: Limits, user_agent: str) -> RobotsLoader:
+    """The loader every crawl uses, local or scaled out (enqueue and workers alike).
+
+    The body is capped at ``limits.max_robots_bytes``; each attempt gets the shorter of
+    :data:`DEFAULT_TIMEOUT` and a page's time budget.
+    """
+    timeout = min(DEFAULT_TIMEOUT, limits.page_timeout_seconds)
+    return make_robots_loader(
+        fetcher, max_bytes=limits.max_robots_bytes, timeout=timeout, user_agent=user_agent
+    )

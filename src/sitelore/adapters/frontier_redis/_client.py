@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import logging
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
@@ -416,29 +416,3 @@ class RedisFrontier:
             lines = await self._redis.lrange(f"{self.prefix(crawl_id)}:changes", 0, -1)
         pairs = (str(line).partition("\t") for line in lines)
         return [(kind, url) for kind, _, url in pairs]
-
-    async def held(self, crawl_id: str, worker: str) -> list[str]:
-        """URLs ``worker`` holds leases on right now (for operators and tests)."""
-        key = self.prefix(crawl_id)
-        with self._errors("read leases"):
-            ids = await self._redis.smembers(f"{key}:wl:{worker}")
-            records = await self._redis.hmget(f"{key}:inflight", sorted(ids)) if ids else []
-        pairs = (str(record).partition("\t") for record in records if record)
-        return [decode_item(host, item).url for host, _, item in pairs]
-
-    async def keys(self, crawl_id: str) -> AsyncIterator[str]:
-        """Every key of ``crawl_id`` (SCAN; for clean-up and measurements)."""
-        pattern = self.prefix(crawl_id).replace("{", "\\{").replace("}", "\\}") + ":*"
-        with self._errors("scan"):
-            async for key in self._redis.scan_iter(match=pattern, count=1000):
-                yield str(key)
-
-    async def drop(self, crawl_id: str) -> int:
-        """Delete every key of ``crawl_id`` and unregister it; returns keys deleted."""
-        doomed = [key async for key in self.keys(crawl_id)]
-        with self._errors("drop crawl"):
-            deleted = 0
-            for start in range(0, len(doomed), 500):
-                deleted += int(await self._redis.unlink(*doomed[start : start + 500]))
-            await self._redis.srem(self._active, crawl_id)
-        return deleted

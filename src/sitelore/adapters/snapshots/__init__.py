@@ -28,12 +28,7 @@ credentials in a request record. warcio is imported here and nowhere else.
 
 from __future__ import annotations
 
-from sitelore.adapters.snapshots._archive import (
-    WARC_SUFFIX,
-    CaptureWriter,
-    WarcReader,
-    rebuild_index,
-)
+from sitelore.adapters.snapshots._archive import WARC_SUFFIX, CaptureWriter, WarcReader
 from sitelore.adapters.snapshots._export import WarcExport, export_warc
 from sitelore.adapters.snapshots._index import INDEX_NAME, CaptureIndex
 from sitelore.adapters.snapshots._modes import CaptureSnapshots, LiveSnapshots, ReplaySnapshots
@@ -53,5 +48,4 @@ __all__ = [
     "WarcReader",
     "export_warc",
     "payload_digest",
-    "rebuild_index",
 ]

@@ -16,7 +16,6 @@ into one directory never share a file.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import dataclasses
 import secrets
 from collections.abc import Mapping
@@ -24,13 +23,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import BinaryIO
 
-from warcio.archiveiterator import ArchiveIterator
-from warcio.exceptions import ArchiveLoadFailed
-
 from sitelore.adapters.snapshots._index import CaptureIndex, IndexEntry
 from sitelore.adapters.snapshots._records import (
-    HOP_FIELD,
-    PAGE_ID_FIELD,
     ParsedResponse,
     parse_response,
     request_record,
@@ -46,7 +40,6 @@ __all__ = [
     "CaptureWriter",
     "WarcReader",
     "read_raw",
-    "rebuild_index",
 ]
 
 #: The suffix of the WARC files sitelore writes (gzip per record).
@@ -225,53 +218,3 @@ class WarcReader:
             elapsed_ms=0.0,
             capture=ref,
         )
-
-
-# ---------------------------------------------------------------- rebuilding the index
-
-
-def rebuild_index(directory: Path) -> int:
-    """Recreate the index of ``directory`` from its WARC files; return the entries made.
-
-    Reads the ``WARC-Sitelore-Page-ID`` and ``WARC-Sitelore-Hop`` fields of every
-    response record; files are read in name order (which is capture order), so a
-    later capture of the same page and URL wins, as it did when captured.
-    """
-    directory = directory.expanduser().absolute()
-    if not directory.is_dir():
-        raise ArchiveError(f"{directory}: no such snapshot archive (directory missing)")
-    entries = [
-        entry for path in sorted(directory.glob("*" + WARC_SUFFIX)) for entry in _entries_of(path)
-    ]
-    with contextlib.closing(CaptureIndex(directory, create=True)) as index:
-        index.put_many(entries)
-    return len(entries)
-
-
-def _entries_of(path: Path) -> list[IndexEntry]:
-    entries: list[IndexEntry] = []
-    try:
-        with path.open("rb") as handle:
-            iterator = ArchiveIterator(handle)
-            for record in iterator:
-                fields = record.rec_headers
-                pid = fields.get_header(PAGE_ID_FIELD)
-                if record.rec_type != "response" or not pid or record.http_headers is None:
-                    continue
-                entries.append(
-                    IndexEntry(
-                        page_id=pid,
-                        url=fields.get_header("WARC-Target-URI"),
-                        hop=int(fields.get_header(HOP_FIELD) or 0),
-                        status=int(record.http_headers.get_statuscode()),
-                        warc_file=path.name,
-                        offset=iterator.get_record_offset(),
-                        length=int(iterator.get_record_length()),
-                        digest=fields.get_header("WARC-Payload-Digest") or "",
-                        record_id=fields.get_header("WARC-Record-ID"),
-                        captured_at=fields.get_header("WARC-Date"),
-                    )
-                )
-    except (ArchiveLoadFailed, OSError, ValueError) as exc:
-        raise ArchiveError(f"{path}: cannot index: {exc}") from exc
-    return entries

@@ -4,7 +4,7 @@ One SQLite file, ``index.sqlite3``, in the archive directory. Replay looks a rec
 by ``(page id, URL of the hop)`` with one indexed query and never scans WARC files;
 exports and tools may look up the newest capture of a URL. The index holds nothing
 the WARC files do not: every response record carries its page id and hop in
-``WARC-Sitelore-*`` fields, so :func:`rebuild_index` can recreate it.
+``WARC-Sitelore-*`` fields, so the index can be recreated from them.
 
 A later capture of the same (page id, URL) replaces the earlier entry (the newest
 response wins, e.g. the last attempt of a retried request); the older record stays
@@ -18,7 +18,6 @@ opens it without creating anything beside them.
 
 from __future__ import annotations
 
-import builtins
 import contextlib
 import dataclasses
 import sqlite3
@@ -69,8 +68,6 @@ _COLUMNS = (
 )
 _LOOKUP = f"SELECT {_COLUMNS} FROM records WHERE page_id = ? AND url = ?"  # noqa: S608 - constant
 _LATEST = f"SELECT {_COLUMNS} FROM records WHERE url = ? ORDER BY captured_at DESC LIMIT 1"  # noqa: S608 - constant
-_ALL = f"SELECT {_COLUMNS} FROM records ORDER BY warc_file, record_offset"  # noqa: S608 - constant
-_FORGET = "DELETE FROM records WHERE page_id = ?"
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -166,13 +163,6 @@ class CaptureIndex:
         with self._db("index a record") as db:
             db.execute(_PUT, entry.params())
 
-    def put_many(self, entries: builtins.list[IndexEntry]) -> None:
-        """Record many entries in one transaction (rebuilding an index)."""
-        with self._db("index records") as db:
-            db.execute("BEGIN IMMEDIATE")
-            with db:  # commits, or rolls back on any error
-                db.executemany(_PUT, [entry.params() for entry in entries])
-
     def lookup(self, page_id: str, url: str) -> IndexEntry | None:
         """The response of the hop to ``url`` in the fetch of page ``page_id``."""
         with self._db("look up a record") as db:
@@ -184,16 +174,6 @@ class CaptureIndex:
         with self._db("look up a URL") as db:
             row = db.execute(_LATEST, (url,)).fetchone()
         return None if row is None else _entry(row)
-
-    def forget(self, page_id: str) -> int:
-        """Drop every entry of one page (its records stay in the WARC files)."""
-        with self._db("forget a page") as db:
-            return db.execute(_FORGET, (page_id,)).rowcount
-
-    def entries(self) -> builtins.list[IndexEntry]:
-        """Every entry, in file and offset order."""
-        with self._db("list records") as db:
-            return [_entry(row) for row in db.execute(_ALL).fetchall()]
 
     def close(self) -> None:
         """Close the index (leaving WAL mode if no one else has it open); twice is harmless."""

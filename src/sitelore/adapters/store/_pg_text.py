@@ -30,7 +30,6 @@ __all__ = [
     "query_phrases",
     "split_words",
     "stem_prefix",
-    "tsquery_text",
 ]
 
 #: Only this many characters of folded body words are indexed. PostgreSQL refuses a
@@ -99,22 +98,6 @@ def query_phrases(query: str) -> list[list[str]]:
     """
     text = query.replace("\0", " ").encode("utf-8", "replace").decode("utf-8")
     return [words for chunk in text.split() if (words := _words(chunk))]
-
-
-def tsquery_text(query: str) -> str:
-    """A ``to_tsquery`` expression that ANDs every word of ``query``; "" when it has none.
-
-    A whitespace-separated word that splits into several tokens (``robots.txt``) must
-    match as a phrase, as FTS5 does with a quoted string. Operators and quotes in the
-    query are never syntax: only folded letters and digits reach PostgreSQL, each
-    single-quoted.
-
-    >>> tsquery_text('robots.txt NOT "x"')
-    "('robots' <-> 'txt') & ('not') & ('x')"
-    """
-    return " & ".join(
-        "(" + " <-> ".join(f"'{word}'" for word in phrase) + ")" for phrase in query_phrases(query)
-    )
 
 
 class Words(NamedTuple):

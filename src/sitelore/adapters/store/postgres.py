@@ -391,10 +391,3 @@ class PostgresStore(StoreBase):
             near = await vectors.candidates(conn, top)
             hits = rank_pages(fuse([lexical, near]), limit, query=query)
             return await _section_snippets(conn, hits, terms)
-
-    async def fetch_counts(self) -> dict[str, int]:
-        """How many times each URL was upserted (redeliveries show as counts above 1)."""
-        async with self._connection("fetch counts") as conn:
-            cur = await conn.execute("SELECT url, fetch_count FROM sitelore_documents")
-            rows = await cur.fetchall()
-        return {row["url"]: int(row["fetch_count"]) for row in rows}

@@ -37,7 +37,7 @@ from sitelore.core.robots import (
 )
 from sitelore.core.urls import Scope, normalize_url
 from sitelore.crawl.memory import Origins
-from sitelore.crawl.robots_loader import make_robots_loader
+from sitelore.crawl.robots_loader import crawl_robots_loader
 from sitelore.crawl.seeding import check_seed_rules, read_sitemaps
 from sitelore.crawl.sitemap_loader import make_sitemap_loader
 
@@ -128,9 +128,7 @@ async def enqueue_crawl(
     robots_json: str | None = None
     policy: RobotsPolicy | None = None
     if applied.respect_robots:
-        loader = make_robots_loader(
-            fetcher, max_bytes=limits.max_robots_bytes, user_agent=user_agent
-        )
+        loader = crawl_robots_loader(fetcher, limits, user_agent)
         shared = await frontier.robots(request.crawl_id, origin)
         rules = rules_from_json(shared) if shared is not None else await loader(origin)
         check_seed_rules(url, rules)

@@ -40,7 +40,7 @@ from sitelore.crawl.loop import run_slots
 from sitelore.crawl.page import PagePipeline
 from sitelore.crawl.port import PageResult, Step
 from sitelore.crawl.revisit import Revisit
-from sitelore.crawl.robots_loader import make_robots_loader
+from sitelore.crawl.robots_loader import crawl_robots_loader
 
 __all__ = ["CrawlTally", "FetchPath", "Worker", "WorkerConfig"]
 
@@ -179,9 +179,7 @@ class _Session:
         left = (self.state.deadline_ms - now_ms) / 1000
         deadline = worker.clock.monotonic() + max(0.0, left)
         async with worker.fetch_path(meta, deadline) as fetcher:
-            loader = make_robots_loader(
-                fetcher, max_bytes=worker.config.limits.max_robots_bytes, user_agent=meta.user_agent
-            )
+            loader = crawl_robots_loader(fetcher, worker.config.limits, meta.user_agent)
             self._robots = SharedRobots(
                 worker.frontier,
                 self.crawl_id,
