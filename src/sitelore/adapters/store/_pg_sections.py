@@ -22,17 +22,13 @@ from typing import Any
 
 import psycopg
 
+from sitelore.adapters.store import _shared as shared
 from sitelore.adapters.store._pg_text import MAX_TITLE_CHARS, index_text
 from sitelore.adapters.store._query import COMMON_SHARE, MIN_COMMON, search_terms, tsquery_terms
-from sitelore.adapters.store._ranking import (
-    HEADING_JOIN,
-    Candidate,
-    candidate_from_row,
-    candidate_sizes,
-    enough_pages,
-)
+from sitelore.adapters.store._ranking import Candidate
+from sitelore.adapters.store._steps import run_pg
 from sitelore.core.models import Section
-from sitelore.core.sections import SECTIONS_VERSION, split_sections
+from sitelore.core.sections import SECTIONS_VERSION
 
 __all__ = [
     "SECTIONS_STEPS",
@@ -46,8 +42,6 @@ __all__ = [
 _Conn = psycopg.AsyncConnection[dict[str, Any]]
 
 _BATCH = 200
-#: The fields of a Section stored under their own names.
-_AS_IS = ("ordinal", "anchor", "start", "end", "link_ratio")
 
 SECTIONS_STEPS: tuple[str, ...] = (
     """CREATE TABLE IF NOT EXISTS sitelore_sections (
@@ -73,7 +67,6 @@ SECTIONS_STEPS: tuple[str, ...] = (
        ON sitelore_documents (sections_version)""",
 )
 
-_DELETE = "DELETE FROM sitelore_sections WHERE document_pk = %s"
 _INSERT = """
 INSERT INTO sitelore_sections (document_pk, ordinal, heading, anchor, start_byte, end_byte,
                                body, link_ratio, words, tsv)
@@ -83,7 +76,6 @@ VALUES (%(pk)s, %(ordinal)s, %(heading)s, %(anchor)s, %(start)s, %(end)s, %(body
         setweight(to_tsvector('sitelore_text', %(heading_words)s), 'B') ||
         setweight(to_tsvector('sitelore_text', %(body_words)s), 'D'))
 """
-_MARK = "UPDATE sitelore_documents SET sections_version = %s WHERE pk = %s"
 _STALE = (
     "SELECT pk, title, markdown FROM sitelore_documents WHERE sections_version < %s "
     "ORDER BY pk LIMIT %s FOR UPDATE SKIP LOCKED"
@@ -135,29 +127,15 @@ async def replace_sections(
 
     ``cut`` are its sections when the converter cut them already; else they are cut here.
     """
-    await conn.execute(_DELETE, (pk,))
     title_words = index_text(title, MAX_TITLE_CHARS)
-    rows = []
-    for section in split_sections(markdown) if cut is None else cut:
-        heading = HEADING_JOIN.join(section.heading_path)
-        heading_words = index_text(heading, MAX_TITLE_CHARS)
-        body_words = index_text(section.text)
-        rows.append(
-            {
-                "pk": pk,
-                **{name: getattr(section, name) for name in _AS_IS},
-                "heading": heading,
-                "body": section.text,
-                "words": _words(title_words) + _words(heading_words) + _words(body_words),
-                "title_words": title_words,
-                "heading_words": heading_words,
-                "body_words": body_words,
-            }
+    rows = shared.section_rows(pk, markdown, cut, title_words=title_words)
+    for row in rows:
+        row["heading_words"] = index_text(row["heading"], MAX_TITLE_CHARS)
+        row["body_words"] = index_text(row["body"])
+        row["words"] = (
+            _words(title_words) + _words(row["heading_words"]) + _words(row["body_words"])
         )
-    if rows:
-        async with conn.cursor() as cur:
-            await cur.executemany(_INSERT, rows)
-    await conn.execute(_MARK, (SECTIONS_VERSION, pk))
+    await run_pg(conn, shared.replace_sections(pk, _INSERT, rows))
 
 
 async def stale_batch(conn: _Conn) -> int:
@@ -204,15 +182,8 @@ async def search_sections(
         "idfs": idfs,
         "any": (" & " if every else " | ").join(f"({q})" for q in (rare or queries)),
     }
-    found: builtins.list[Candidate] = []
-    for size in candidate_sizes(limit):
-        cur = await conn.execute(_SEARCH, params | {"limit": size})
-        rows = await cur.fetchall()
-        if every and not rows:  # no section holds every (common) term: any of them
-            params["any"] = " | ".join(f"({q})" for q in queries)
-            cur = await conn.execute(_SEARCH, params | {"limit": size})
-            rows = await cur.fetchall()
-        found = [candidate_from_row(row) for row in rows]
-        if enough_pages(found, size, limit):
-            break
+    found = await run_pg(conn, shared.best_sections(_SEARCH, params, limit))
+    if every and not found:  # no section holds every (common) term: any of them
+        params["any"] = " | ".join(f"({q})" for q in queries)
+        found = await run_pg(conn, shared.best_sections(_SEARCH, params, limit))
     return found, terms

@@ -22,16 +22,12 @@ import builtins
 import sqlite3
 from collections.abc import Callable, Iterator, Sequence
 
+from sitelore.adapters.store import _shared as shared
 from sitelore.adapters.store._query import COMMON_SHARE, MIN_COMMON, fts5_query, search_terms
-from sitelore.adapters.store._ranking import (
-    HEADING_JOIN,
-    Candidate,
-    candidate_from_row,
-    candidate_sizes,
-    enough_pages,
-)
+from sitelore.adapters.store._ranking import Candidate
+from sitelore.adapters.store._steps import run_sqlite
 from sitelore.core.models import Section
-from sitelore.core.sections import SECTIONS_VERSION, split_sections
+from sitelore.core.sections import SECTIONS_VERSION
 
 __all__ = [
     "SECTIONS_MIGRATION",
@@ -97,13 +93,11 @@ SECTIONS_MIGRATION: tuple[Step, ...] = (
 )
 
 
-_DELETE = "DELETE FROM sections WHERE document_pk = ?"
 _INSERT = """
 INSERT INTO sections (document_pk, ordinal, title, heading, anchor, start_byte, end_byte,
                       body, link_ratio)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+VALUES (:pk, :ordinal, :title, :heading, :anchor, :start, :end, :body, :link_ratio)
 """
-_MARK = "UPDATE documents SET sections_version = ? WHERE pk = ?"
 _STALE = "SELECT pk, title, markdown FROM documents WHERE sections_version < ? LIMIT ?"
 _RESET = "UPDATE documents SET sections_version = 0"
 # bm25 weights: page title 10, heading path 4, text 1 (lower is better). Ranking through
@@ -117,10 +111,10 @@ SELECT s.ordinal, s.heading, s.anchor, s.start_byte, s.end_byte, s.link_ratio,
 FROM sections_fts
 JOIN sections AS s ON s.pk = sections_fts.rowid
 JOIN documents AS d ON d.pk = s.document_pk
-WHERE sections_fts MATCH ? AND sections_fts.rank MATCH 'bm25(10.0, 4.0, 1.0)'
+WHERE sections_fts MATCH :match AND sections_fts.rank MATCH 'bm25(10.0, 4.0, 1.0)'
   AND d.removed_at IS NULL
 ORDER BY sections_fts.rank
-LIMIT ?
+LIMIT :limit
 """
 
 _COUNT_SECTIONS = "SELECT count(*) FROM sections"
@@ -141,25 +135,8 @@ def replace_sections(
 
     ``cut`` are its sections when the converter cut them already; else they are cut here.
     """
-    conn.execute(_DELETE, (pk,))
-    conn.executemany(
-        _INSERT,
-        [
-            (
-                pk,
-                section.ordinal,
-                title,
-                HEADING_JOIN.join(section.heading_path),
-                section.anchor,
-                section.start,
-                section.end,
-                section.text,
-                section.link_ratio,
-            )
-            for section in (split_sections(markdown) if cut is None else cut)
-        ],
-    )
-    conn.execute(_MARK, (SECTIONS_VERSION, pk))
+    rows = shared.section_rows(pk, markdown, cut, title=title)
+    run_sqlite(conn, shared.replace_sections(pk, _INSERT, rows))
 
 
 def stale_batches(conn: sqlite3.Connection, *, everything: bool = False) -> Iterator[int]:
@@ -221,9 +198,4 @@ def search_sections(conn: sqlite3.Connection, query: str, limit: int) -> builtin
     if not terms:
         return []
     match = match_expression(conn, terms)
-    found: builtins.list[Candidate] = []
-    for size in candidate_sizes(limit):
-        found = [candidate_from_row(row) for row in conn.execute(_SEARCH, (match, size))]
-        if enough_pages(found, size, limit):
-            break
-    return found
+    return run_sqlite(conn, shared.best_sections(_SEARCH, {"match": match}, limit))

@@ -12,30 +12,22 @@ per query, that was 0.28 s at 49k sections; sqlite-vec's ``vec_distance_cosine``
 the same table (where sqlite3 can load it at all: not in pyenv's Python, which CI
 uses) took longer than numpy at 100k. Held in memory the product takes milliseconds;
 the price is 1.5 KB of memory per section (384 float32) while a process searches.
-Functions run inside the caller's connection and transactions.
+Functions run inside the caller's connection and transactions; the statements that
+store, count and read vectors are both stores' (``_shared``).
 """
 
 from __future__ import annotations
 
 import builtins
-import dataclasses
 import sqlite3
 from collections.abc import Sequence
 
-from sitelore.adapters.store._ranking import Candidate, candidate_from_row
-from sitelore.adapters.store._vectors import VectorMatrix, section_text, to_bytes
+from sitelore.adapters.store import _shared
+from sitelore.adapters.store._ranking import Candidate
+from sitelore.adapters.store._steps import run_sqlite
+from sitelore.adapters.store._vectors import VectorMatrix
 
-__all__ = [
-    "VECTORS_MIGRATION",
-    "MatrixCache",
-    "candidates",
-    "counts",
-    "has_vectors",
-    "pending",
-    "put",
-    "search_vectors",
-    "section_text",
-]
+__all__ = ["VECTORS_MIGRATION", "MatrixCache", "candidates", "search_vectors"]
 
 _CREATE = """
 CREATE TABLE IF NOT EXISTS section_vectors (
@@ -44,7 +36,6 @@ CREATE TABLE IF NOT EXISTS section_vectors (
     vector BLOB NOT NULL
 )
 """
-_EXISTS = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'section_vectors'"
 _BUMP = "UPDATE vector_generation SET generation = generation + 1"
 
 #: Schema step: the vector table and the generation its triggers count (idempotent).
@@ -63,19 +54,6 @@ VECTORS_MIGRATION: tuple[str, ...] = (
         for name, event in (("ai", "INSERT"), ("ad", "DELETE"), ("au", "UPDATE"))
     ),
 )
-_PENDING = """
-SELECT s.pk, s.title, s.heading, s.body FROM sections AS s
-LEFT JOIN section_vectors AS v ON v.section_pk = s.pk AND v.model = ?
-WHERE v.section_pk IS NULL
-ORDER BY s.pk LIMIT ?
-"""
-_PENDING_ALL = "SELECT pk, title, heading, body FROM sections ORDER BY pk LIMIT ?"
-_PUT = "INSERT OR REPLACE INTO section_vectors (section_pk, model, vector) VALUES (?, ?, ?)"
-_COUNT = "SELECT count(*) FROM section_vectors WHERE model = ?"
-_ANY = "SELECT EXISTS (SELECT 1 FROM section_vectors WHERE model = ?)"
-_GENERATION = "SELECT generation FROM vector_generation WHERE id = 1"
-_TOTAL = "SELECT count(*) FROM sections"
-_SCAN = "SELECT section_pk, vector FROM section_vectors WHERE model = ?"
 _ROWS = """
 SELECT s.pk, s.ordinal, s.heading, s.anchor, s.start_byte, s.end_byte, s.link_ratio,
        substr(s.body, 1, 240) AS snippet, 0.0 AS score,
@@ -85,68 +63,16 @@ WHERE s.pk IN ({marks}) AND d.removed_at IS NULL
 """
 
 
-def _has_table(conn: sqlite3.Connection) -> bool:
-    return conn.execute(_EXISTS).fetchone() is not None
-
-
-def pending(conn: sqlite3.Connection, model: str, limit: int) -> builtins.list[tuple[int, str]]:
-    """Up to ``limit`` sections without a vector of ``model``, in table order."""
-    if not _has_table(conn):
-        rows = conn.execute(_PENDING_ALL, (limit,)).fetchall()
-    else:
-        rows = conn.execute(_PENDING, (model, limit)).fetchall()
-    return [(row[0], section_text(row[1], row[2], row[3])) for row in rows]
-
-
-def put(
-    conn: sqlite3.Connection, model: str, vectors: Sequence[tuple[int, Sequence[float]]]
-) -> None:
-    """Store each section's vector of ``model`` (replacing any older one)."""
-    conn.execute(_CREATE)
-    conn.executemany(_PUT, [(pk, model, to_bytes(vector)) for pk, vector in vectors])
-
-
-def counts(conn: sqlite3.Connection, model: str) -> tuple[int, int]:
-    """(sections with a vector of ``model``, all sections)."""
-    total = int(conn.execute(_TOTAL).fetchone()[0])
-    if not _has_table(conn):
-        return 0, total
-    return int(conn.execute(_COUNT, (model,)).fetchone()[0]), total
-
-
-def has_vectors(conn: sqlite3.Connection, model: str) -> bool:
-    """Whether any section has a vector of ``model`` (cheap: stops at the first)."""
-    return _has_table(conn) and bool(conn.execute(_ANY, (model,)).fetchone()[0])
-
-
-class MatrixCache:
+class MatrixCache(_shared.MatrixCache):
     """One model's vectors as a :class:`VectorMatrix`, kept while the table is unchanged.
 
-    Owned by one store object (never shared between stores); the first search after
-    any change to ``section_vectors`` (``vector_generation`` moved) reads them again.
+    The first search after any change to ``section_vectors`` (``vector_generation``
+    moved) reads them again.
     """
-
-    def __init__(self) -> None:
-        self._key: tuple[str, int, int] | None = None
-        self._matrix: VectorMatrix | None = None
-
-    def __repr__(self) -> str:
-        held = "empty" if self._matrix is None else f"{len(self._matrix.keys)} vectors"
-        return f"MatrixCache({held}, key={self._key!r})"
 
     def matrix(self, conn: sqlite3.Connection, model: str, dims: int) -> VectorMatrix:
         """The vectors of ``model`` with ``dims`` floats, read only when they changed."""
-        # The generation is read before the vectors: a change in between makes the next
-        # search read them again, never keeps old vectors under a new generation.
-        row = conn.execute(_GENERATION).fetchone()
-        key = None if row is None else (model, dims, int(row[0]))
-        if key is not None and key == self._key and self._matrix is not None:
-            return self._matrix
-        self._key = self._matrix = None  # never two matrices in memory at once
-        matrix = VectorMatrix.from_rows(conn.execute(_SCAN, (model,)), dims)
-        if key is not None:
-            self._key, self._matrix = key, matrix
-        return matrix
+        return run_sqlite(conn, self.read(model, dims))
 
 
 def search_vectors(
@@ -161,13 +87,9 @@ def search_vectors(
 
     ``cache`` keeps the vectors in memory between calls; without it they are read anew.
     """
-    if limit <= 0 or not _has_table(conn):
+    if limit <= 0:
         return []
-    dims = len(query)
-    if cache is None:
-        matrix = VectorMatrix.from_rows(conn.execute(_SCAN, (model,)), dims)
-    else:
-        matrix = cache.matrix(conn, model, dims)
+    matrix = (cache or MatrixCache()).matrix(conn, model, len(query))
     return candidates(conn, matrix.nearest(query, limit))
 
 
@@ -178,14 +100,5 @@ def candidates(
 
     Sections gone since (or of removed pages) are left out.
     """
-    if not top:
-        return []
-    marks = ", ".join("?" * len(top))
-    rows = {row["pk"]: row for row in conn.execute(_ROWS.format(marks=marks), [k for k, _ in top])}
-    return [
-        _with_score(candidate_from_row(rows[pk]), distance) for pk, distance in top if pk in rows
-    ]
-
-
-def _with_score(found: Candidate, distance: float) -> Candidate:
-    return dataclasses.replace(found, score=distance)
+    sql = _ROWS.format(marks=", ".join("?" * len(top)))
+    return run_sqlite(conn, _shared.candidates(sql, [key for key, _ in top], top))

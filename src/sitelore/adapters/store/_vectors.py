@@ -65,11 +65,6 @@ class VectorMatrix:
         """The length of each vector."""
         return int(self.matrix.shape[1])
 
-    @property
-    def nbytes(self) -> int:
-        """Memory the vectors take."""
-        return int(self.matrix.nbytes + self.keys.nbytes)
-
     def nearest(self, query: Sequence[float] | Any, limit: int) -> list[tuple[int, float]]:
         """The ``limit`` keys nearest to ``query`` as (key, cosine distance), best first.
 

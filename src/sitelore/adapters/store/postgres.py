@@ -41,14 +41,12 @@ import dataclasses
 import itertools
 from collections.abc import AsyncIterator, Callable, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 import psycopg
 from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 
-from sitelore.adapters.store import _pg_extras as extras
-from sitelore.adapters.store import _pg_jobs as jobs
 from sitelore.adapters.store import _pg_sections as sections
 from sitelore.adapters.store import _pg_vectors as vectors
 from sitelore.adapters.store._fusion import hybrid_sections
@@ -60,31 +58,18 @@ from sitelore.adapters.store._pg_text import (
     stem_prefix,
 )
 from sitelore.adapters.store._ranking import candidate_sizes, rank_pages, wanted
-from sitelore.adapters.store._rows import aware as _aware
-from sitelore.adapters.store._rows import (
-    document_from_row,
-    document_id,
-    document_params,
-    utc,
-    utc_now,
-)
+from sitelore.adapters.store._rows import aware, document_id, document_params, utc, utc_now
+from sitelore.adapters.store._shared import Dialect, StoreBase, Upsert, check_version, upsert_row
 from sitelore.adapters.store._snippet import Column, Phrase, chunks, has_match, snippet
-from sitelore.core.changes import ChangeReport, KnownPage
-from sitelore.core.errors import ConfigError, SchemaVersionError, StoreError
+from sitelore.adapters.store._steps import Step, run_pg
+from sitelore.core.errors import ConfigError, StoreError
 from sitelore.core.guard import redact_url
-from sitelore.core.models import (
-    CaptureRef,
-    Document,
-    FetchMeta,
-    JobRecord,
-    SearchHit,
-    StoredDocument,
-    UpsertResult,
-)
+from sitelore.core.models import Document, FetchMeta, SearchHit, UpsertResult
 
 __all__ = ["PG_SCHEMA_VERSION", "PostgresStore"]
 
 _Conn = psycopg.AsyncConnection[dict[str, Any]]
+_T = TypeVar("_T")
 
 #: The schema version this code writes and understands.
 PG_SCHEMA_VERSION = len(MIGRATIONS)
@@ -125,17 +110,7 @@ UPDATE sitelore_documents SET
     links = %(links)s, removed_at = NULL, fetch_count = fetch_count + 1
 WHERE url = %(url)s
 """
-_COLUMNS = (
-    "id, url, title, markdown, content_hash, content_type, status, etag, last_modified, "
-    "fetched_at, created_at, updated_at, description, lang, canonical_url, removed_at"
-)
-_SELECT_ONE = f"SELECT {_COLUMNS} FROM sitelore_documents WHERE id = %s OR url = %s LIMIT 1"  # noqa: S608
-_SELECT_PAGE = (
-    f"SELECT {_COLUMNS} FROM sitelore_documents "  # noqa: S608
-    "ORDER BY updated_at DESC, pk DESC LIMIT %s OFFSET %s"
-)
-_DELETE = "DELETE FROM sitelore_documents WHERE id = %s OR url = %s"
-_COUNT = "SELECT count(*) AS n FROM sitelore_documents"
+_UPSERT = Upsert(_SELECT_FOR_UPDATE, _INSERT, _UPDATE_CONTENT, _UPDATE_FETCH_META)
 # A word's lexemes as the index has them: one stem, or several when PostgreSQL's parser
 # splits the word further ("1e9e"), or none.
 _STEM = "array_to_string(tsvector_to_array(to_tsvector('sitelore_text', w)), ' ')"
@@ -204,27 +179,15 @@ async def _catch_up(conn: _Conn) -> int:
         done += step
 
 
-async def _id_conflict(conn: _Conn, shown: str, params: dict[str, Any]) -> str:
-    """Why an insert that conflicted found no row for its URL: the message to raise.
-
-    Either the id (64 bits of the URL's SHA-256) belongs to another URL, a hash
-    collision, or the winner's row was deleted between the insert and the lock.
-    """
-    cur = await conn.execute("SELECT url FROM sitelore_documents WHERE id = %(id)s", params)
-    row = await cur.fetchone()
-    where = f"{shown}: upsert {params['url']}"
-    if row is None:
-        return f"{where}: the row was deleted while it was being written; try again"
-    return f"{where}: document id {params['id']} is already used by {row['url']}"
-
-
-class PostgresStore:
+class PostgresStore(StoreBase):
     """The shared document store: PostgreSQL with a GIN-indexed tsvector column.
 
     ``PostgresStore("postgresql://user@host/db")`` connects on first use (or on
     :meth:`open`); ``close()`` when done. ``now`` is the clock for ``created_at`` /
     ``updated_at``. Safe for concurrent coroutines of one event loop.
     """
+
+    _dialect = Dialect(aware, utc, Jsonb, lambda value: value)
 
     def __init__(
         self,
@@ -313,11 +276,7 @@ class PostgresStore:
                 if row is None:
                     await conn.execute("INSERT INTO sitelore_schema (version) VALUES (0)")
                 found = 0 if row is None else int(row["version"])
-            if found > PG_SCHEMA_VERSION:
-                raise SchemaVersionError(
-                    f"{self._shown}: schema version {found} is newer than this sitelore "
-                    f"understands ({PG_SCHEMA_VERSION}); upgrade sitelore"
-                )
+            check_version(self._shown, found, PG_SCHEMA_VERSION)
             for target, steps in enumerate(MIGRATIONS, start=1):
                 async with conn.transaction():
                     await conn.execute(MIGRATION_LOCK)  # another worker may have migrated
@@ -358,6 +317,16 @@ class PostgresStore:
             elif conn is not None:
                 await conn.close()
 
+    async def _read(self, action: str, step: Step[_T]) -> _T:
+        """Run ``step`` on a pooled connection (autocommit)."""
+        async with self._connection(action) as conn:
+            return await run_pg(conn, step)
+
+    async def _write(self, action: str, step: Step[_T]) -> _T:
+        """Run ``step`` in a transaction of a pooled connection."""
+        async with self._connection(action) as conn, conn.transaction():
+            return await run_pg(conn, step)
+
     # -- the Store port -------------------------------------------------------------------
 
     async def upsert(self, document: Document, meta: FetchMeta) -> UpsertResult:
@@ -366,8 +335,7 @@ class PostgresStore:
         When the title and Markdown are unchanged only the fetch metadata is written;
         ``updated_at`` and the search index stay as they were.
         """
-        params = document_params(document, meta, now=self._now(), encode_time=_aware)
-        new_hash = params["content_hash"]
+        params = document_params(document, meta, now=self._now(), encode_time=aware)
         params |= {
             "id": document_id(document.url),
             "title_words": index_text(document.title, MAX_TITLE_CHARS),
@@ -375,47 +343,12 @@ class PostgresStore:
             "links": Jsonb(list(document.links)),
         }
         async with self._connection(f"upsert {document.url}") as conn, conn.transaction():
-            cur = await conn.execute(_SELECT_FOR_UPDATE, params)
-            existing = await cur.fetchone()
-            if existing is None:
-                cur = await conn.execute(_INSERT, params)
-                inserted = await cur.fetchone()
-                if inserted is not None:
-                    await sections.replace_sections(
-                        conn, inserted["pk"], document.title, document.markdown, document.sections
-                    )
-                    return UpsertResult(id=params["id"], created=True, changed=True)
-                # Another writer inserted it first. ON CONFLICT names no index, so it
-                # covers both unique ones (url, and id = the URL's hash): an arbiter of
-                # url alone let the id index raise UniqueViolation (issue 14). Lock the
-                # winner's row and update it.
-                cur = await conn.execute(_SELECT_FOR_UPDATE, params)
-                existing = await cur.fetchone()
-                if existing is None:
-                    raise StoreError(await _id_conflict(conn, self._shown, params))
-            changed = existing["content_hash"] != new_hash
-            await conn.execute(_UPDATE_CONTENT if changed else _UPDATE_FETCH_META, params)
-            if changed:
+            pk, result = await run_pg(conn, upsert_row(_UPSERT, params, self._shown))
+            if result.changed:
                 await sections.replace_sections(
-                    conn, existing["pk"], document.title, document.markdown, document.sections
+                    conn, pk, document.title, document.markdown, document.sections
                 )
-            return UpsertResult(id=existing["id"], created=False, changed=changed)
-
-    async def get(self, id_or_url: str) -> StoredDocument | None:
-        """Return one document by id or by URL, or None."""
-        async with self._connection("get") as conn:
-            cur = await conn.execute(_SELECT_ONE, (id_or_url, id_or_url))
-            row = await cur.fetchone()
-        return None if row is None else document_from_row(row, utc)
-
-    async def list(self, *, limit: int = 100, offset: int = 0) -> builtins.list[StoredDocument]:
-        """Return up to ``limit`` documents after ``offset``, most recently updated first."""
-        if limit < 0 or offset < 0:
-            raise ValueError(f"limit and offset must be >= 0, not {limit} and {offset}")
-        async with self._connection("list") as conn:
-            cur = await conn.execute(_SELECT_PAGE, (limit, offset))
-            rows = await cur.fetchall()
-        return [document_from_row(row, utc) for row in rows]
+            return result
 
     async def search(self, query: str, *, limit: int = 10) -> builtins.list[SearchHit]:
         """Rank pages by their best sections for ``query`` (plain text, never tsquery syntax).
@@ -437,27 +370,7 @@ class PostgresStore:
                 await sections.restale_all(conn)
             return await _catch_up(conn)
 
-    # -- section vectors (semantic extra; statements in _pg_vectors) ----------------------
-
-    async def pending_vectors(self, model: str, limit: int) -> builtins.list[tuple[int, str]]:
-        """Up to ``limit`` (section key, text to embed) of sections lacking a ``model`` vector."""
-        async with self._connection("pending_vectors") as conn:
-            return await vectors.pending(conn, model, limit)
-
-    async def put_vectors(self, model: str, items: Sequence[tuple[int, Sequence[float]]]) -> None:
-        """Store vectors of ``model`` by section key."""
-        async with self._connection("put_vectors") as conn, conn.transaction():
-            await vectors.put(conn, model, items)
-
-    async def vector_counts(self, model: str) -> tuple[int, int]:
-        """(sections with a ``model`` vector, all sections)."""
-        async with self._connection("vector_counts") as conn:
-            return await vectors.counts(conn, model)
-
-    async def has_vectors(self, model: str) -> bool:
-        """Whether any section has a ``model`` vector (cheap)."""
-        async with self._connection("has_vectors") as conn:
-            return await vectors.has_vectors(conn, model)
+    # -- section vectors (semantic extra; the rest in _shared) ---------------------------
 
     async def hybrid_search(
         self, query: str, vector: Sequence[float], model: str, *, limit: int = 10
@@ -478,79 +391,3 @@ class PostgresStore:
             near = await vectors.candidates(conn, top)
             hits = rank_pages(hybrid_sections(query, lexical, near), limit, query=query)
             return await _section_snippets(conn, hits, terms)
-
-    async def delete(self, id_or_url: str) -> bool:
-        """Delete one document by id or URL; True when it existed."""
-        async with self._connection("delete") as conn, conn.transaction():
-            cur = await conn.execute(_DELETE, (id_or_url, id_or_url))
-            return cur.rowcount > 0
-
-    async def count(self) -> int:
-        """Number of documents stored."""
-        async with self._connection("count") as conn:
-            cur = await conn.execute(_COUNT)
-            row = await cur.fetchone()
-        return 0 if row is None else int(row["n"])
-
-    # -- incremental re-crawls and snapshot links (statements in _pg_extras) ---------------
-
-    async def known_page(self, url: str) -> KnownPage | None:
-        """The validators, links and removal flag of the document at exactly ``url``."""
-        async with self._connection("known_page") as conn:
-            return await extras.known_page(conn, url)
-
-    async def mark_verified(self, url: str, meta: FetchMeta) -> str | None:
-        """A ``304`` confirmed the document at ``url``: update its fetch time, not its content."""
-        async with self._connection(f"mark_verified {url}") as conn:
-            return await extras.mark_verified(conn, url, meta)
-
-    async def mark_removed(self, url: str, *, status: int, at: datetime) -> str | None:
-        """Flag the live document at ``url`` as gone (kept, left out of search); its id."""
-        async with self._connection(f"mark_removed {url}") as conn:
-            return await extras.mark_removed(conn, url, status, at)
-
-    async def record_change_report(self, report: ChangeReport) -> None:
-        """Append the change report of one crawl of a named source."""
-        async with self._connection("record_change_report") as conn:
-            await extras.record_change_report(conn, report)
-
-    async def change_reports(
-        self, source: str, *, limit: int = 10, ok_only: bool = False
-    ) -> builtins.list[ChangeReport]:
-        """The newest change reports of ``source``, newest first."""
-        if limit < 0:
-            raise ValueError(f"limit must be >= 0, not {limit}")
-        async with self._connection("change_reports") as conn:
-            return await extras.change_reports(conn, source, limit=limit, ok_only=ok_only)
-
-    async def link_capture(self, id_or_url: str, ref: CaptureRef | None) -> bool:
-        """Link a document to the WARC record it was built from (None removes the link)."""
-        async with self._connection("link_capture") as conn, conn.transaction():
-            return await extras.link_capture(conn, id_or_url, ref)
-
-    async def capture_of(self, id_or_url: str) -> CaptureRef | None:
-        """The capture record a document was built from, if any."""
-        async with self._connection("capture_of") as conn:
-            return await extras.capture_of(conn, id_or_url)
-
-    async def captures(self) -> builtins.list[tuple[str, CaptureRef]]:
-        """``(document id, ref)`` for every linked document, oldest document first."""
-        async with self._connection("captures") as conn:
-            return await extras.captures(conn)
-
-    # -- crawl job records (ports.JobRecords; statements in _pg_jobs) -----------------
-
-    async def save_job(self, record: JobRecord) -> None:
-        """Insert or replace a crawl job record."""
-        async with self._connection("save_job") as conn:
-            await jobs.save_job(conn, record)
-
-    async def job_record(self, job_id: str) -> JobRecord | None:
-        """The crawl job record with this id, or None."""
-        async with self._connection("job_record") as conn:
-            return await jobs.job_record(conn, job_id)
-
-    async def delete_job_record(self, job_id: str) -> bool:
-        """Forget one crawl job record; True when it existed."""
-        async with self._connection("delete_job_record") as conn:
-            return await jobs.delete_job_record(conn, job_id)

@@ -39,12 +39,13 @@ from __future__ import annotations
 import asyncio
 import builtins
 import contextlib
+import json
 import os
 import sqlite3
 from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import quote
 
 from sitelore.adapters.store import _sqlite_captures as captured
@@ -56,24 +57,16 @@ from sitelore.adapters.store._fusion import hybrid_sections
 from sitelore.adapters.store._ranking import candidate_sizes, rank_pages, wanted
 from sitelore.adapters.store._rows import (
     content_hash,
-    document_from_row,
     document_id,
     document_params,
     text_to_time,
+    time_to_text,
     utc_now,
 )
-from sitelore.adapters.store._rows import time_to_text as _time_to_text
-from sitelore.core.changes import ChangeReport, KnownPage
-from sitelore.core.errors import NoStoreError, SchemaVersionError, StoreError, StoreLocationError
-from sitelore.core.models import (
-    CaptureRef,
-    Document,
-    FetchMeta,
-    JobRecord,
-    SearchHit,
-    StoredDocument,
-    UpsertResult,
-)
+from sitelore.adapters.store._shared import Dialect, StoreBase, Upsert, check_version, upsert_row
+from sitelore.adapters.store._steps import Step, run_sqlite
+from sitelore.core.errors import NoStoreError, StoreError, StoreLocationError
+from sitelore.core.models import Document, FetchMeta, SearchHit, UpsertResult
 
 if TYPE_CHECKING:
     from sitelore.adapters.store._sqlite_writer import Writer
@@ -177,39 +170,34 @@ SCHEMA_VERSION = len(_MIGRATIONS)
 
 # Plain literals (no string building): every value reaches SQLite as a bound parameter.
 _SELECT_VERSION = "PRAGMA user_version"
-_SELECT_EXISTING = "SELECT pk, id, content_hash FROM documents WHERE url = ?"
+_SELECT_EXISTING = "SELECT pk, id, content_hash FROM documents WHERE url = :url"
 _INSERT = """
 INSERT INTO documents (
     id, url, title, markdown, content_hash, content_type, status, etag, last_modified,
-    fetched_at, created_at, updated_at, description, lang, canonical_url
+    fetched_at, created_at, updated_at, description, lang, canonical_url, links
 ) VALUES (
     :id, :url, :title, :markdown, :content_hash, :content_type, :status, :etag, :last_modified,
-    :fetched_at, :now, :now, :description, :lang, :canonical_url
-)
+    :fetched_at, :now, :now, :description, :lang, :canonical_url, :links
+) RETURNING pk
 """
 _UPDATE_CONTENT = """
 UPDATE documents SET
     title = :title, markdown = :markdown, content_hash = :content_hash,
     content_type = :content_type, status = :status, etag = :etag,
     last_modified = :last_modified, fetched_at = :fetched_at, updated_at = :now,
-    description = :description, lang = :lang, canonical_url = :canonical_url
+    description = :description, lang = :lang, canonical_url = :canonical_url,
+    links = :links, removed_at = NULL
 WHERE pk = :pk
 """
 # Deliberately leaves title and markdown out of SET: the FTS update trigger stays quiet.
 _UPDATE_FETCH_META = """
 UPDATE documents SET
     content_type = :content_type, status = :status, etag = :etag,
-    last_modified = :last_modified, fetched_at = :fetched_at
+    last_modified = :last_modified, fetched_at = :fetched_at,
+    links = :links, removed_at = NULL
 WHERE pk = :pk
 """
-_SELECT_ONE = """
-SELECT * FROM documents WHERE id = :key OR url = :key LIMIT 1
-"""
-_SELECT_PAGE = """
-SELECT * FROM documents ORDER BY updated_at DESC, pk DESC LIMIT ? OFFSET ?
-"""
-_DELETE = "DELETE FROM documents WHERE id = :key OR url = :key"
-_COUNT = "SELECT count(*) FROM documents"
+_UPSERT = Upsert(_SELECT_EXISTING, _INSERT, _UPDATE_CONTENT, _UPDATE_FETCH_META)
 # -- pure helpers ------------------------------------------------------------------------
 
 
@@ -330,11 +318,7 @@ def _connect(location: str, *, uri: str | None = None, create: bool = True) -> s
         # The first read is where a file that is not SQLite fails; check the version
         # before anything writes, so a newer database is left exactly as it was.
         found, foreign = _identify(conn)
-        if found > SCHEMA_VERSION:
-            raise SchemaVersionError(
-                f"{location}: schema version {found} is newer than this sitelore "
-                f"understands ({SCHEMA_VERSION}); upgrade sitelore"
-            )
+        check_version(location, found, SCHEMA_VERSION)
         if foreign:
             raise StoreLocationError(
                 f"{location}: an SQLite database of something else, not a sitelore store"
@@ -369,7 +353,15 @@ def _check_creatable(path: Path) -> None:
         raise StoreLocationError(f"{path}: cannot use as a store: {exc.strerror or exc}") from exc
 
 
-class SQLiteStore:
+def _load_json(text: str | None) -> Any:
+    return None if text is None else json.loads(text)
+
+
+def _dump_json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+class SQLiteStore(StoreBase):
     """The embedded document store: one SQLite file (WAL mode) with an FTS5 index.
 
     ``SQLiteStore(path)`` checks the location at once: an existing file is opened and
@@ -385,6 +377,8 @@ class SQLiteStore:
             SQLite file, another program's database, a newer schema, unwritable).
         StoreError: the database failed while opening (locked too long, disk full).
     """
+
+    _dialect = Dialect(time_to_text, text_to_time, _dump_json, _load_json)
 
     def __init__(
         self,
@@ -467,7 +461,16 @@ class SQLiteStore:
         except (sqlite3.Error, UnicodeEncodeError) as exc:
             raise self._failure(action, exc) from exc
 
-    async def _write(self, action: str, work: Callable[[sqlite3.Connection], _T]) -> _T:
+    async def _read(self, action: str, step: Step[_T]) -> _T:
+        """Run ``step`` on the open connection, here and now."""
+        with self._connection(action) as conn:
+            return run_sqlite(conn, step)
+
+    async def _write(self, action: str, step: Step[_T]) -> _T:
+        """Run ``step`` in a write transaction (see ``_commit``); its result once committed."""
+        return await self._commit(action, lambda conn: run_sqlite(conn, step))
+
+    async def _commit(self, action: str, work: Callable[[sqlite3.Connection], _T]) -> _T:
         """Run ``work`` in a write transaction and return its result once committed.
 
         A file's writes run on the writer thread (``_sqlite_writer``), batched with the
@@ -497,54 +500,26 @@ class SQLiteStore:
         """Insert or update the document for ``document.url``; keep its id.
 
         When the title and Markdown are unchanged only the fetch metadata (status,
-        content type, ETag, Last-Modified, fetched_at) is written; ``updated_at`` and
-        the search index stay as they were. The document and its sections are written
-        together or not at all.
+        content type, ETag, Last-Modified, fetched_at, links; no removal flag) is
+        written; ``updated_at`` and the search index stay as they were. The document
+        and its sections are written together or not at all.
         """
         now = self._now()
-        return await self._write(
+        return await self._commit(
             f"upsert {document.url}", lambda conn: self._upsert(conn, document, meta, now)
         )
 
-    @staticmethod
     def _upsert(
-        conn: sqlite3.Connection, document: Document, meta: FetchMeta, now: datetime
+        self, conn: sqlite3.Connection, document: Document, meta: FetchMeta, now: datetime
     ) -> UpsertResult:
-        params = document_params(document, meta, now=now, encode_time=_time_to_text)
-        new_hash = params["content_hash"]
-        existing = conn.execute(_SELECT_EXISTING, (document.url,)).fetchone()
-        if existing is None:
-            params["id"] = document_id(document.url)
-            pk = conn.execute(_INSERT, params).lastrowid
-            assert pk is not None
-            changes.set_links(conn, pk, document.links)
+        params = document_params(document, meta, now=now, encode_time=time_to_text)
+        params |= {"id": document_id(document.url), "links": _dump_json(list(document.links))}
+        pk, result = run_sqlite(conn, upsert_row(_UPSERT, params, self._location))
+        if result.changed:
             sections.replace_sections(
                 conn, pk, document.title, document.markdown, document.sections
             )
-            return UpsertResult(id=params["id"], created=True, changed=True)
-        params["pk"] = existing["pk"]
-        changed = existing["content_hash"] != new_hash
-        conn.execute(_UPDATE_CONTENT if changed else _UPDATE_FETCH_META, params)
-        changes.set_links(conn, existing["pk"], document.links)
-        if changed:
-            sections.replace_sections(
-                conn, existing["pk"], document.title, document.markdown, document.sections
-            )
-        return UpsertResult(id=existing["id"], created=False, changed=changed)
-
-    async def get(self, id_or_url: str) -> StoredDocument | None:
-        """Return one document by id or by URL, or None."""
-        with self._connection("get") as conn:
-            row = conn.execute(_SELECT_ONE, {"key": id_or_url}).fetchone()
-        return None if row is None else document_from_row(row, text_to_time)
-
-    async def list(self, *, limit: int = 100, offset: int = 0) -> builtins.list[StoredDocument]:
-        """Return up to ``limit`` documents after ``offset``, most recently updated first."""
-        if limit < 0 or offset < 0:
-            raise ValueError(f"limit and offset must be >= 0, not {limit} and {offset}")
-        with self._connection("list") as conn:
-            rows = conn.execute(_SELECT_PAGE, (limit, offset)).fetchall()
-        return [document_from_row(row, text_to_time) for row in rows]
+        return result
 
     async def search(self, query: str, *, limit: int = 10) -> builtins.list[SearchHit]:
         """Rank pages by their best sections for ``query`` (plain text, never FTS syntax).
@@ -565,30 +540,19 @@ class SQLiteStore:
         with self._connection("reindex") as conn:
             return _section_stale(conn, everything=True)
 
-    # -- section vectors (semantic extra; statements in _sqlite_vectors) -----------------
-
-    async def pending_vectors(self, model: str, limit: int) -> builtins.list[tuple[int, str]]:
-        """Up to ``limit`` (section key, text to embed) of sections lacking a ``model`` vector."""
-        with self._connection("pending_vectors") as conn:
-            return vectors.pending(conn, model, limit)
-
-    async def put_vectors(self, model: str, items: Sequence[tuple[int, Sequence[float]]]) -> None:
-        """Store vectors of ``model`` by section key."""
-        await self._write("put_vectors", lambda conn: vectors.put(conn, model, items))
+    # -- section vectors (semantic extra; the rest in _shared) ---------------------------
 
     async def vector_counts(self, model: str) -> tuple[int, int]:
         """(sections with a ``model`` vector, all sections); asking creates no store file."""
         if self._conn is None and not self._closed:
             return 0, 0  # a new file not written yet: nothing in it
-        with self._connection("vector_counts") as conn:
-            return vectors.counts(conn, model)
+        return await super().vector_counts(model)
 
     async def has_vectors(self, model: str) -> bool:
         """Whether any section has a ``model`` vector (cheap); asking creates no store file."""
         if self._conn is None and not self._closed:
             return False
-        with self._connection("has_vectors") as conn:
-            return vectors.has_vectors(conn, model)
+        return await super().has_vectors(model)
 
     async def hybrid_search(
         self, query: str, vector: Sequence[float], model: str, *, limit: int = 10
@@ -610,88 +574,6 @@ class SQLiteStore:
         with self._connection("search") as conn:
             near = vectors.candidates(conn, top)
         return rank_pages(hybrid_sections(query, lexical, near), limit, query=query)
-
-    async def delete(self, id_or_url: str) -> bool:
-        """Delete one document by id or URL; True when it existed."""
-        deleted: int = await self._write(
-            "delete", lambda conn: conn.execute(_DELETE, {"key": id_or_url}).rowcount
-        )
-        return deleted > 0
-
-    async def count(self) -> int:
-        """Number of documents stored."""
-        with self._connection("count") as conn:
-            row = conn.execute(_COUNT).fetchone()
-        return int(row[0])
-
-    # -- incremental re-crawls (statements in _sqlite_changes) ------------------------
-
-    async def known_page(self, url: str) -> KnownPage | None:
-        """The validators, links and removal flag of the document at exactly ``url``."""
-        with self._connection("known_page") as conn:
-            return changes.known_page(conn, url)
-
-    async def mark_verified(self, url: str, meta: FetchMeta) -> str | None:
-        """A ``304`` confirmed the document at ``url``: update its fetch time, not its content."""
-        return await self._write(
-            f"mark_verified {url}", lambda conn: changes.mark_verified(conn, url, meta)
-        )
-
-    async def mark_removed(self, url: str, *, status: int, at: datetime) -> str | None:
-        """Flag the live document at ``url`` as gone (kept, left out of search); its id."""
-        return await self._write(
-            f"mark_removed {url}", lambda conn: changes.mark_removed(conn, url, status, at)
-        )
-
-    async def record_change_report(self, report: ChangeReport) -> None:
-        """Append the change report of one crawl of a named source."""
-        await self._write(
-            "record_change_report", lambda conn: changes.record_change_report(conn, report)
-        )
-
-    async def change_reports(
-        self, source: str, *, limit: int = 10, ok_only: bool = False
-    ) -> builtins.list[ChangeReport]:
-        """The newest change reports of ``source``, newest first."""
-        if limit < 0:
-            raise ValueError(f"limit must be >= 0, not {limit}")
-        with self._connection("change_reports") as conn:
-            return changes.change_reports(conn, source, limit=limit, ok_only=ok_only)
-
-    # -- snapshot links (ports.CaptureLinks; statements in _sqlite_captures) -----------
-
-    async def link_capture(self, id_or_url: str, ref: CaptureRef | None) -> bool:
-        """Link a document to the WARC record it was built from (None: unlink it)."""
-        return await self._write(
-            f"link_capture {id_or_url}", lambda conn: captured.link_capture(conn, id_or_url, ref)
-        )
-
-    async def capture_of(self, id_or_url: str) -> CaptureRef | None:
-        """The WARC record a document was built from, if it is linked to one."""
-        with self._connection("capture_of") as conn:
-            return captured.capture_of(conn, id_or_url)
-
-    async def captures(self) -> builtins.list[tuple[str, CaptureRef]]:
-        """``(document id, record)`` for every linked document, oldest document first."""
-        with self._connection("captures") as conn:
-            return captured.captures(conn)
-
-    # -- crawl job records (ports.JobRecords; statements in _sqlite_jobs) ---------------
-
-    async def save_job(self, record: JobRecord) -> None:
-        """Insert or replace a crawl job record."""
-        await self._write(f"save_job {record.id}", lambda conn: jobs.save_job(conn, record))
-
-    async def job_record(self, job_id: str) -> JobRecord | None:
-        """The crawl job record with this id, or None."""
-        with self._connection("job_record") as conn:
-            return jobs.job_record(conn, job_id)
-
-    async def delete_job_record(self, job_id: str) -> bool:
-        """Forget one crawl job record; True when it existed."""
-        return await self._write(
-            "delete_job_record", lambda conn: jobs.delete_job_record(conn, job_id)
-        )
 
     async def close(self) -> None:
         """Let SQLite tidy its statistics, then close; closing twice is harmless."""
