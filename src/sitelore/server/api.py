@@ -132,10 +132,7 @@ _URL_ERRORS = (InvalidURLError, BlockedURLError, RobotsRefusedError)
 
 def status_of(error_class: type[BaseException]) -> tuple[int, str]:
     """The (status, code) of an error class, from :data:`STATUS_OF`."""
-    for klass in error_class.__mro__:
-        if klass in STATUS_OF:
-            return STATUS_OF[klass]
-    return 500, "internal"
+    return next((STATUS_OF[k] for k in error_class.__mro__ if k in STATUS_OF), (500, "internal"))
 
 
 def error_detail(exc: BaseException) -> tuple[int, ErrorDetail]:
@@ -491,7 +488,7 @@ def _add_document_routes(
         Hybrid (BM25 and nearness of meaning fused) when the server has the semantic
         extra and the store has section vectors; else lexical (``rankingNote`` says why).
         """
-        ranked = await service.search(searcher, q, limit=limit)
+        ranked = await searcher.search(q, limit=limit)
         return service.search_result(q, ranked)
 
 

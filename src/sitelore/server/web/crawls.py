@@ -108,14 +108,13 @@ def _field_of(exc: ValidationError) -> tuple[str, str]:
 
 def _defaults(remote: RemotePolicy) -> dict[str, Any]:
     """The form's starting values: the REST body's defaults, the operator's delay."""
-    values: dict[str, Any] = {}
-    for name, info in CrawlJobRequest.model_fields.items():
-        if not info.is_required():
-            values[info.alias or name] = info.get_default(call_default_factory=True)
-    values["delay"] = remote.delay
-    values["excludePatterns"] = ""
-    values["pathPrefix"] = ""
-    return values
+    fields = CrawlJobRequest.model_fields.items()
+    values = {
+        info.alias or name: info.get_default(call_default_factory=True)
+        for name, info in fields
+        if not info.is_required()
+    }
+    return {**values, "delay": remote.delay, "excludePatterns": "", "pathPrefix": ""}
 
 
 def _caps(runtime: Runtime, remote: RemotePolicy) -> dict[str, str]:

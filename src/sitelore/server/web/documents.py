@@ -112,7 +112,7 @@ def document_routes(runtime: Runtime, pages: Pages, searcher: SemanticSearch) ->
     @router.get("/")
     async def search(request: Request, q: Annotated[str, Query(max_length=500)] = "") -> Response:
         query = q.strip()
-        ranked = await service.search(searcher, query, limit=20)
+        ranked = await searcher.search(query, limit=20)
         context = {
             "q": query,
             "results": [result_view(hit) for hit in ranked.hits],
