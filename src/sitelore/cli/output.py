@@ -160,11 +160,7 @@ def print_documents(console: Console, total: int, docs: Sequence[StoredDocument]
     """Print stored documents as a table."""
     from rich.table import Table
 
-    table = Table(title=f"{total} documents")
-    table.add_column("id")
-    table.add_column("title")
-    table.add_column("url")
-    table.add_column("updated")
+    table = Table("id", "title", "url", "updated", title=f"{total} documents")
     for doc in docs:
         table.add_row(doc.id, doc.title, doc.url, doc.updated_at.strftime("%Y-%m-%d %H:%M"))
     console.print(table)
