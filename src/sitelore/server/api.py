@@ -29,7 +29,6 @@ from typing import Annotated, Any, TypeVar
 from fastapi import FastAPI, Header, Query, Request, Response
 from fastapi.exceptions import RequestValidationError
 from fastapi.middleware.cors import CORSMiddleware
-from fastapi.openapi.utils import get_openapi
 from fastapi.responses import JSONResponse, StreamingResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Match
@@ -229,12 +228,7 @@ class _SiteloreAPI(FastAPI):
         """The OpenAPI document, with caps written into the request schemas."""
         if self.openapi_schema:
             return self.openapi_schema
-        schema = get_openapi(
-            title=self.title,
-            version=self.version,
-            description=self.description,
-            routes=self.routes,
-        )
+        schema = super().openapi()  # cached by FastAPI: annotated once, in place
         schemas = schema.get("components", {}).get("schemas", {})
         for name, body in schemas.items():
             if name.split("-")[0] in ("SubmitRequest", "CrawlJobRequest"):
@@ -244,7 +238,6 @@ class _SiteloreAPI(FastAPI):
                 "bearerAuth": {"type": "http", "scheme": "bearer"}
             }
             schema["security"] = [{"bearerAuth": []}]
-        self.openapi_schema = schema
         return schema
 
 
