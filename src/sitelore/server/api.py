@@ -191,26 +191,24 @@ def _admit(remote: RemotePolicy, body: _Request) -> tuple[CrawlOptions, _Request
         raise RequestValidationError([error]) from exc
 
 
-_ERRORS: dict[int | str, dict[str, Any]] = {
-    status: {"model": ErrorBody, "description": description}
-    for status, description in (
-        (400, "Bad request: a refused or malformed URL, robots.txt refuses the start URL."),
-        (401, "Missing or wrong API key (only when the server has one)."),
-        (413, "Request body too large."),
-        (422, "A field is invalid, unknown, or only the operator may set it; the error names it."),
-        (429, "Too many crawls running; try again later."),
-    )
-}
-_FETCH_ERRORS: dict[int | str, dict[str, Any]] = {
-    **_ERRORS,
-    502: {"model": ErrorBody, "description": "The page could not be fetched or converted."},
-    503: {"model": ErrorBody, "description": "The server is stopping; the crawl was cut."},
-    504: {"model": ErrorBody, "description": "The page timed out."},
-}
-_NOT_FOUND: dict[int | str, dict[str, Any]] = {
-    **_ERRORS,
-    404: {"model": ErrorBody, "description": "No such id."},
-}
+def _answers(*described: tuple[int, str]) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI ``responses``: each status answers an ErrorBody, as described."""
+    return {status: {"model": ErrorBody, "description": text} for status, text in described}
+
+
+_ERRORS = _answers(
+    (400, "Bad request: a refused or malformed URL, robots.txt refuses the start URL."),
+    (401, "Missing or wrong API key (only when the server has one)."),
+    (413, "Request body too large."),
+    (422, "A field is invalid, unknown, or only the operator may set it; the error names it."),
+    (429, "Too many crawls running; try again later."),
+)
+_FETCH_ERRORS = _ERRORS | _answers(
+    (502, "The page could not be fetched or converted."),
+    (503, "The server is stopping; the crawl was cut."),
+    (504, "The page timed out."),
+)
+_NOT_FOUND = _ERRORS | _answers((404, "No such id."))
 
 
 class _SiteloreAPI(FastAPI):
