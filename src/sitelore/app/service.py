@@ -127,8 +127,7 @@ async def submit(
     summary = run.summary
     start = next((page for page in summary.pages if page.depth == 0), None)
     failed = start.error if start is not None else None
-    refused = failed is not None and (not request.spider or failed.kind in _USAGE_KINDS)
-    if start is not None and failed is not None and refused:
+    if start and failed and (not request.spider or failed.kind in _USAGE_KINDS):
         raise PageFailedError(start, failed)
     return summary
 
