@@ -178,12 +178,7 @@ def crawl_routes(
     def form_page(
         request: Request, values: Mapping[str, Any], error: str | None = None, field: str = ""
     ) -> Response:
-        listed: list[Job] = []
-        for job_id in started:
-            try:
-                listed.append(jobs.get(job_id))
-            except NotFoundError:
-                continue
+        listed = [job for job_id in started if (job := jobs.find(job_id)) is not None]
         context = {
             "fields": FIELDS,
             "values": values,
