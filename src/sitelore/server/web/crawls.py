@@ -244,9 +244,8 @@ def crawl_routes(
 
     @router.get("/crawls/{job_id}/progress")
     async def progress(job_id: str, after: int = 0) -> Response:
-        try:
-            job = jobs.get(job_id)
-        except NotFoundError:
+        job = jobs.find(job_id)
+        if job is None:
             return Response(status_code=404)
 
         async def stream() -> AsyncIterator[str]:
