@@ -83,8 +83,7 @@ class CrawlProgress(ProgressBar):
 
     def advance(self, outcome: PageOutcome) -> None:
         """Count one finished page."""
-        if outcome.error is not None:
-            self._errors += 1
+        self._errors += outcome.error is not None
         self._update(advance=1, errors=self._errors, url=_short(outcome.url))
 
 
