@@ -1,6 +1,6 @@
 """REST, MCP and the web UI search as the CLI does: hybrid where the store has vectors.
 
-Each surface goes through ``service.search`` with one :class:`SemanticSearch` per
+Each surface searches through ``SemanticSearch.search``, with one :class:`SemanticSearch` per
 server. The hybrid tests use the real default model (the ``semantic`` extra) and skip,
 saying so, without it; what the surfaces say when search stays lexical needs no extra.
 """

@@ -102,11 +102,7 @@ class _OnnxEmbedder:
         self._tokenizer = tokenizers.Tokenizer.from_file(str(tokenizer))
         self._tokenizer.enable_truncation(max_length=_MAX_TOKENS)
         self._tokenizer.enable_padding()
-        self._name = name
-
-    @property
-    def name(self) -> str:
-        return self._name
+        self.name = name
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         np = _module("numpy")
@@ -144,11 +140,7 @@ class _SentenceTransformerEmbedder:
         library = _module("sentence_transformers")
         self._model = library.SentenceTransformer(str(path), device="cpu")
         self._model.max_seq_length = _MAX_TOKENS  # read as much as the ONNX model does
-        self._name = name
-
-    @property
-    def name(self) -> str:
-        return self._name
+        self.name = name
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         rows = self._model.encode(list(texts), batch_size=32, convert_to_numpy=True)

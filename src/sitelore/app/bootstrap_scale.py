@@ -60,11 +60,8 @@ def default_worker_id() -> str:
 @contextlib.asynccontextmanager
 async def open_frontier(url: str) -> AsyncIterator[RedisFrontier]:
     """Connect to the frontier and check the server (ConfigError when it cannot be used)."""
-    frontier = await RedisFrontier.connect(url)
-    try:
+    async with contextlib.aclosing(await RedisFrontier.connect(url)) as frontier:
         yield frontier
-    finally:
-        await frontier.aclose()
 
 
 async def enqueue(

@@ -230,9 +230,13 @@ class JobManager:
         job._task = asyncio.create_task(run, name=f"sitelore-job-{job.id}")
         return job
 
+    def find(self, job_id: str) -> Job | None:
+        """The job with this id; None when there is none (or it was forgotten)."""
+        return self._jobs.get(job_id)
+
     def get(self, job_id: str) -> Job:
         """The job with this id; NotFoundError when there is none (or it was forgotten)."""
-        job = self._jobs.get(job_id)
+        job = self.find(job_id)
         if job is None:
             raise NotFoundError(f"crawl job {job_id!r}: no such job")
         return job

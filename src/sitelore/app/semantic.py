@@ -37,16 +37,12 @@ BATCH = 64
 Run = Callable[[Callable[[Sequence[str]], Any], Sequence[str]], Awaitable[Any]]
 
 
-async def _to_thread(function: Callable[[Sequence[str]], Any], texts: Sequence[str]) -> Any:
-    return await asyncio.to_thread(function, texts)
-
-
 async def embed_pending(
     store: SectionVectors,
     embedder: Embedder,
     *,
     batch: int = BATCH,
-    run: Run = _to_thread,
+    run: Run = asyncio.to_thread,
     progress: Callable[[int], None] | None = None,
 ) -> int:
     """Embed every section lacking a vector of ``embedder``'s model; how many were done.
@@ -170,7 +166,10 @@ class SemanticSearch:
     async def search(self, query: str, *, limit: int = 10) -> Ranked:
         """The best pages for ``query``: fused lexical and vector ranks, or lexical alone.
 
-        The search of every surface (CLI, REST, MCP, web UI). A blank query finds nothing.
+        The search of every surface (CLI, REST, MCP, web UI). Hybrid when the store holds
+        section vectors of this model and the semantic extra is installed (the model loads
+        on the first such query, once per searcher); else lexical, with ``Ranked.note``
+        saying why. A blank query finds nothing.
         """
         if not query.strip():
             return Ranked([], "lexical")

@@ -56,7 +56,6 @@ __all__ = [
     "get_document_at",
     "list_documents",
     "remote_message",
-    "search",
     "search_result",
     "searcher",
     "section_start",
@@ -128,8 +127,7 @@ async def submit(
     summary = run.summary
     start = next((page for page in summary.pages if page.depth == 0), None)
     failed = start.error if start is not None else None
-    refused = failed is not None and (not request.spider or failed.kind in _USAGE_KINDS)
-    if start is not None and failed is not None and refused:
+    if start and failed and (not request.spider or failed.kind in _USAGE_KINDS):
         raise PageFailedError(start, failed)
     return summary
 
@@ -210,16 +208,6 @@ async def get_document_at(store: Store, id_or_url: str) -> tuple[StoredDocument,
 def searcher(runtime: Runtime) -> SemanticSearch:
     """The search a server keeps for its life; the log says once why it is lexical."""
     return SemanticSearch(runtime.store, runtime.settings.semantic_model, on_lexical=log.warning)
-
-
-async def search(searcher: SemanticSearch, query: str, *, limit: int) -> Ranked:
-    """The best pages for ``query``, each by its best section: the search of every surface.
-
-    Hybrid when the store holds section vectors of the settings' model and the semantic
-    extra is installed (the model loads on the first such query, once per ``searcher``);
-    else lexical, with ``Ranked.note`` saying why. A blank query finds nothing.
-    """
-    return await searcher.search(query, limit=limit)
 
 
 def search_result(query: str, ranked: Ranked) -> SearchResult:

@@ -64,6 +64,7 @@ __all__ = [
     "reading_store",
     "run_async",
     "settings_path",
+    "settings_text",
     "setup_logging",
     "with_workers",
 ]
@@ -215,7 +216,7 @@ def settings_path(config: Path | None) -> Path | None:
     return default if default.is_file() else None
 
 
-def _settings_text(path: Path | None) -> str | None:
+def settings_text(path: Path | None) -> str | None:
     """The settings file's text (None: no file); an unreadable file is a ConfigError."""
     if path is None:
         return None
@@ -232,7 +233,7 @@ def read_cli_settings(*, config: Path | None, db: str | None) -> ReadSettings:
     the same (:func:`sitelore.core.config_read.read_settings`); otherwise as
     :func:`load_cli_settings`, with its errors.
     """
-    text = _settings_text(settings_path(config))
+    text = settings_text(settings_path(config))
     found = read_settings(text, environ=os.environ, store=db)
     if found is not None:
         return found
@@ -274,7 +275,7 @@ def load_cli_settings(
     from sitelore.core.guard import parse_resolve_entry, resolve_problem
 
     path = settings_path(config)
-    text = _settings_text(path)
+    text = settings_text(path)
     source = str(path or "settings")
     base = load_settings(text, source=source, environ=os.environ)
     for entry in base.resolve:

@@ -392,9 +392,8 @@ def show(
     async def go() -> Any:
         async with reading_store(settings.store) as store:
             doc = await store.get(id_or_url)
-            if not isinstance(store, CaptureLinks):
-                return doc, None
-            return doc, await store.capture_of(id_or_url)
+            capture = await store.capture_of(id_or_url) if isinstance(store, CaptureLinks) else None
+            return doc, capture
 
     doc, capture = run_async(go())
     if doc is None:

@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.markup import escape
 
 if TYPE_CHECKING:
-    from rich.progress import Progress, ProgressColumn
+    from rich.progress import ProgressColumn
 
 from sitelore.core.models import CrawlSummary, PageOutcome, SearchHit, StoredDocument
 
@@ -39,26 +39,24 @@ class ProgressBar:
         # Loaded here: commands that only read the store never draw a progress bar.
         from rich.progress import Progress
 
-        self._progress: Progress | None = (
-            Progress(*self._columns(), console=console, transient=True) if enabled else None
+        # Disabled, rich draws nothing and its start and stop do nothing.
+        self._progress = Progress(
+            *self._columns(), console=console, transient=True, disable=not enabled
         )
-        self._task = self._progress.add_task("", total=total, **fields) if self._progress else None
+        self._task = self._progress.add_task("", total=total, **fields)
 
     def _columns(self) -> tuple[ProgressColumn, ...]:
         raise NotImplementedError
 
     def __enter__(self) -> Self:
-        if self._progress is not None:
-            self._progress.start()
+        self._progress.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if self._progress is not None:
-            self._progress.stop()
+        self._progress.stop()
 
     def _update(self, **values: Any) -> None:
-        if self._progress is not None and self._task is not None:
-            self._progress.update(self._task, **values)
+        self._progress.update(self._task, **values)
 
 
 class CrawlProgress(ProgressBar):
@@ -85,8 +83,7 @@ class CrawlProgress(ProgressBar):
 
     def advance(self, outcome: PageOutcome) -> None:
         """Count one finished page."""
-        if outcome.error is not None:
-            self._errors += 1
+        self._errors += outcome.error is not None
         self._update(advance=1, errors=self._errors, url=_short(outcome.url))
 
 
@@ -160,11 +157,7 @@ def print_documents(console: Console, total: int, docs: Sequence[StoredDocument]
     """Print stored documents as a table."""
     from rich.table import Table
 
-    table = Table(title=f"{total} documents")
-    table.add_column("id")
-    table.add_column("title")
-    table.add_column("url")
-    table.add_column("updated")
+    table = Table("id", "title", "url", "updated", title=f"{total} documents")
     for doc in docs:
         table.add_row(doc.id, doc.title, doc.url, doc.updated_at.strftime("%Y-%m-%d %H:%M"))
     console.print(table)

@@ -38,6 +38,7 @@ from sitelore.cli.common import (
     print_json,
     run_async,
     settings_path,
+    settings_text,
     setup_logging,
     with_workers,
 )
@@ -149,10 +150,7 @@ def add(
     given = {key: value for key, value in values.items() if value is not None}
     spec = flag_checked(SourceSpec, given, _FLAG_OF_FIELD)
     path = settings_path(config) or _DEFAULT_FILE
-    try:
-        text = path.read_text(encoding="utf-8") if path.exists() else ""
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read settings file: {exc.strerror}") from exc
+    text = settings_text(path if path.exists() else None) or ""
     updated, _ = append_source(text, name, spec, source=str(path))
     _write_atomically(path, updated)
     if as_json:
@@ -194,11 +192,10 @@ async def _update(
                 continue
             if frontier is not None:  # scale-out: queued, worked on here and by any worker
                 outcome = await update_source_scaled(runtime, frontier, name, spec)
-                done.append((outcome, before))
-                continue
-            total = spec.crawl_options().clamp(settings.limits)[0].max_pages
-            with CrawlProgress(err_console, total=total, enabled=show_progress) as progress:
-                outcome = await refresh_source(runtime, name, spec, on_page=progress.advance)
+            else:
+                total = spec.crawl_options().clamp(settings.limits)[0].max_pages
+                with CrawlProgress(err_console, total=total, enabled=show_progress) as progress:
+                    outcome = await refresh_source(runtime, name, spec, on_page=progress.advance)
             done.append((outcome, before))
     return done, not_due
 

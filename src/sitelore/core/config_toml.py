@@ -60,9 +60,8 @@ def toml_value(value: object) -> str:
 def source_table(name: str, spec: SourceSpec) -> str:
     """The ``[sources.NAME]`` table for ``spec``: ``url``, then each value that was set."""
     lines = [f"[sources.{toml_key(name)}]", f"url = {toml_value(spec.url)}"]
-    for field, value in spec.model_dump(exclude_unset=True).items():
-        if field != "url" and value is not None:
-            lines.append(f"{toml_key(field)} = {toml_value(value)}")
+    values = spec.model_dump(exclude_unset=True, exclude_none=True, exclude={"url"})
+    lines += [f"{toml_key(key)} = {toml_value(value)}" for key, value in values.items()]
     return "\n".join(lines) + "\n"
 
 

@@ -75,12 +75,6 @@ class Headers(tuple[tuple[str, str], ...]):
         return cls(tuple(pairs))
 
 
-def _media_type(content_type: str | None) -> str:
-    if not content_type:
-        return ""
-    return content_type.split(";", 1)[0].strip().lower()
-
-
 def split_content_type(content_type: str | None) -> tuple[str, str | None]:
     """A Content-Type's media type (lower case) and its charset label, if it names one.
 
@@ -162,7 +156,7 @@ class Snapshot:
     @property
     def content_type(self) -> str:
         """The media type, lower-cased, without parameters ("" when absent)."""
-        return _media_type(self.headers.get("content-type"))
+        return split_content_type(self.headers.get("content-type"))[0]
 
     @property
     def charset(self) -> str | None:

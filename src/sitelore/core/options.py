@@ -145,10 +145,8 @@ class CrawlOptions(BaseModel):
 
         :func:`clamped_options` gives the same as records.
         """
-        changes: dict[str, Any] = {}
-        for field, cap_field in CAPPED_OPTIONS:
-            if getattr(self, field) > (cap := getattr(limits, cap_field)):
-                changes[field] = cap
+        caps = {field: getattr(limits, cap) for field, cap in CAPPED_OPTIONS}
+        changes = {field: cap for field, cap in caps.items() if getattr(self, field) > cap}
         if not changes:
             return self, ()
         applied = self.model_copy(update=changes)

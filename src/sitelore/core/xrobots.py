@@ -45,12 +45,8 @@ def _directives_for(value: str, token: str) -> Iterable[str]:
 def robots_tag_directives(values: Iterable[str], token: str) -> tuple[bool, bool]:
     """``(noindex, nofollow)`` from every ``X-Robots-Tag`` value, for crawler ``token``."""
     lowered = token.strip().lower()
-    noindex = nofollow = False
-    for value in values:
-        for directive in _directives_for(value, lowered):
-            noindex = noindex or directive in _NOINDEX
-            nofollow = nofollow or directive in _NOFOLLOW
-    return noindex, nofollow
+    found = {directive for value in values for directive in _directives_for(value, lowered)}
+    return bool(found & _NOINDEX), bool(found & _NOFOLLOW)
 
 
 def apply_robots_tag(document: Document, headers: Headers, token: str) -> Document:

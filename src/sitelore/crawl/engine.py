@@ -37,6 +37,7 @@ import asyncio
 import contextlib
 import dataclasses
 import logging
+from collections import Counter
 from collections.abc import Callable
 
 from sitelore.core.convert import DocumentConverter
@@ -203,10 +204,9 @@ class CrawlRun(contextlib.AbstractAsyncContextManager["CrawlRun"]):
 
     def skipped_so_far(self) -> dict[str, int]:
         """URLs skipped until now, by reason (while running; the summary has them after)."""
-        merged = dict(self._frontier.skipped) if self._frontier is not None else {}
-        for reason, count in self.summary.skipped.items():
-            merged[reason] = merged.get(reason, 0) + count
-        return merged
+        merged = Counter(self._frontier.skipped if self._frontier is not None else {})
+        merged.update(self.summary.skipped)
+        return dict(merged)
 
     def _finish_summary(self) -> None:
         frontier = self._frontier
@@ -363,8 +363,7 @@ class _SubRequests:
         if not await spider.robots.is_allowed(url):
             raise RobotsDeniedError(url, "page resource disallowed by robots.txt")
         key = origin(url)
-        lock = self._locks.setdefault(key, asyncio.Lock())
-        async with lock:
+        async with self._locks.setdefault(key, asyncio.Lock()):
             if not await self.memory.wait_turn(key):
                 raise FetchTimeoutError(url, "no time left before the crawl deadline")
             try:

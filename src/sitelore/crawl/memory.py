@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import math
+from collections import defaultdict
 from typing import Protocol
 
 from sitelore.core.models import PageOutcome, SkipReason
@@ -36,14 +37,13 @@ class Origins:
     """Per-origin politeness shared by every crawl of one process."""
 
     politeness: Politeness = dataclasses.field(default_factory=lambda: Politeness(0.0))
-    _locks: dict[str, asyncio.Lock] = dataclasses.field(default_factory=dict)
+    _locks: defaultdict[str, asyncio.Lock] = dataclasses.field(
+        default_factory=lambda: defaultdict(asyncio.Lock)
+    )
 
     def lock(self, key: str) -> asyncio.Lock:
         """The origin's lock: held from a request's turn to the end of its exchange."""
-        lock = self._locks.get(key)
-        if lock is None:
-            lock = self._locks[key] = asyncio.Lock()
-        return lock
+        return self._locks[key]
 
     async def wait_turn(
         self,

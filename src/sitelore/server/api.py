@@ -29,7 +29,6 @@ from typing import Annotated, Any, TypeVar
 from fastapi import FastAPI, Header, Query, Request, Response
 from fastapi.exceptions import RequestValidationError
 from fastapi.middleware.cors import CORSMiddleware
-from fastapi.openapi.utils import get_openapi
 from fastapi.responses import JSONResponse, StreamingResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Match
@@ -132,10 +131,7 @@ _URL_ERRORS = (InvalidURLError, BlockedURLError, RobotsRefusedError)
 
 def status_of(error_class: type[BaseException]) -> tuple[int, str]:
     """The (status, code) of an error class, from :data:`STATUS_OF`."""
-    for klass in error_class.__mro__:
-        if klass in STATUS_OF:
-            return STATUS_OF[klass]
-    return 500, "internal"
+    return next((STATUS_OF[k] for k in error_class.__mro__ if k in STATUS_OF), (500, "internal"))
 
 
 def error_detail(exc: BaseException) -> tuple[int, ErrorDetail]:
@@ -195,26 +191,24 @@ def _admit(remote: RemotePolicy, body: _Request) -> tuple[CrawlOptions, _Request
         raise RequestValidationError([error]) from exc
 
 
-_ERRORS: dict[int | str, dict[str, Any]] = {
-    status: {"model": ErrorBody, "description": description}
-    for status, description in (
-        (400, "Bad request: a refused or malformed URL, robots.txt refuses the start URL."),
-        (401, "Missing or wrong API key (only when the server has one)."),
-        (413, "Request body too large."),
-        (422, "A field is invalid, unknown, or only the operator may set it; the error names it."),
-        (429, "Too many crawls running; try again later."),
-    )
-}
-_FETCH_ERRORS: dict[int | str, dict[str, Any]] = {
-    **_ERRORS,
-    502: {"model": ErrorBody, "description": "The page could not be fetched or converted."},
-    503: {"model": ErrorBody, "description": "The server is stopping; the crawl was cut."},
-    504: {"model": ErrorBody, "description": "The page timed out."},
-}
-_NOT_FOUND: dict[int | str, dict[str, Any]] = {
-    **_ERRORS,
-    404: {"model": ErrorBody, "description": "No such id."},
-}
+def _answers(*described: tuple[int, str]) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI ``responses``: each status answers an ErrorBody, as described."""
+    return {status: {"model": ErrorBody, "description": text} for status, text in described}
+
+
+_ERRORS = _answers(
+    (400, "Bad request: a refused or malformed URL, robots.txt refuses the start URL."),
+    (401, "Missing or wrong API key (only when the server has one)."),
+    (413, "Request body too large."),
+    (422, "A field is invalid, unknown, or only the operator may set it; the error names it."),
+    (429, "Too many crawls running; try again later."),
+)
+_FETCH_ERRORS = _ERRORS | _answers(
+    (502, "The page could not be fetched or converted."),
+    (503, "The server is stopping; the crawl was cut."),
+    (504, "The page timed out."),
+)
+_NOT_FOUND = _ERRORS | _answers((404, "No such id."))
 
 
 class _SiteloreAPI(FastAPI):
@@ -232,12 +226,7 @@ class _SiteloreAPI(FastAPI):
         """The OpenAPI document, with caps written into the request schemas."""
         if self.openapi_schema:
             return self.openapi_schema
-        schema = get_openapi(
-            title=self.title,
-            version=self.version,
-            description=self.description,
-            routes=self.routes,
-        )
+        schema = super().openapi()  # cached by FastAPI: annotated once, in place
         schemas = schema.get("components", {}).get("schemas", {})
         for name, body in schemas.items():
             if name.split("-")[0] in ("SubmitRequest", "CrawlJobRequest"):
@@ -247,7 +236,6 @@ class _SiteloreAPI(FastAPI):
                 "bearerAuth": {"type": "http", "scheme": "bearer"}
             }
             schema["security"] = [{"bearerAuth": []}]
-        self.openapi_schema = schema
         return schema
 
 
@@ -491,7 +479,7 @@ def _add_document_routes(
         Hybrid (BM25 and nearness of meaning fused) when the server has the semantic
         extra and the store has section vectors; else lexical (``rankingNote`` says why).
         """
-        ranked = await service.search(searcher, q, limit=limit)
+        ranked = await searcher.search(q, limit=limit)
         return service.search_result(q, ranked)
 
 

@@ -249,7 +249,7 @@ class _Tools:
     async def search(self, _ctx: _Context, args: dict[str, Any]) -> types.CallToolResult:
         parsed = SearchArgs.model_validate(args)
         store = self._runtime.store
-        ranked = await service.search(self._search, parsed.query, limit=parsed.limit)
+        ranked = await self._search.search(parsed.query, limit=parsed.limit)
         hits = ranked.hits
         result = service.search_result(parsed.query, ranked)
         if not hits:

@@ -99,11 +99,8 @@ class CaptureSnapshots:
     async def fetch_path(self, seed_id: str, live: LiveFetcher) -> AsyncIterator[Fetcher]:
         """The live fetcher, observed by a writer into a new WARC file of the archive."""
         writer = CaptureWriter.open(self.directory, seed_id, now=self._clock.now(), info=self._info)
-        try:
-            async with live(writer.record) as inner:
-                yield CapturingFetcher(inner, writer)
-        finally:
-            await writer.aclose()
+        async with contextlib.aclosing(writer), live(writer.record) as inner:
+            yield CapturingFetcher(inner, writer)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

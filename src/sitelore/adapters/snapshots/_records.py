@@ -140,15 +140,8 @@ def _stored_headers(exchange: Exchange) -> tuple[list[tuple[str, str]], list[str
     )
     if not rewritten:
         return pairs, [], False
-    renamed: list[str] = []
-    out: list[tuple[str, str]] = []
-    for name, value in pairs:
-        if name.lower() in _BODY_HEADERS:
-            out.append((_ORIG_PREFIX + name, value))
-            if name.lower() not in renamed:
-                renamed.append(name.lower())
-        else:
-            out.append((name, value))
+    renamed = list(dict.fromkeys(n.lower() for n, _ in pairs if n.lower() in _BODY_HEADERS))
+    out = [(_ORIG_PREFIX + n if n.lower() in _BODY_HEADERS else n, value) for n, value in pairs]
     out.append(("Content-Length", str(len(exchange.body))))
     truncated = not exchange.body_read and exchange.headers.get("content-length", "") != "0"
     return out, renamed, truncated

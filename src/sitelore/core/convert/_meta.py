@@ -46,7 +46,7 @@ def read_meta(tree: LexborHTMLParser, url: str) -> PageMeta:
     title_node = tree.css_first("title")
     title = _squash(title_node.text(deep=True)) if title_node is not None else None
     og_title = description = None
-    noindex = nofollow = False
+    robots: set[str] = set()
     for meta in tree.css("meta"):
         attrs = meta.attributes
         key = (attrs.get("name") or attrs.get("property") or "").strip().lower()
@@ -58,9 +58,7 @@ def read_meta(tree: LexborHTMLParser, url: str) -> PageMeta:
         elif key == "og:title" and og_title is None:
             og_title = _squash(value)
         elif key == "robots":
-            directives = {part.strip().lower() for part in value.split(",")}
-            noindex = noindex or bool(directives & {"noindex", "none"})
-            nofollow = nofollow or bool(directives & {"nofollow", "none"})
+            robots |= {part.strip().lower() for part in value.split(",")}
     canonical = None
     for link in tree.css("link[rel][href]"):
         rels = (link.attributes.get("rel") or "").lower().split()
@@ -76,6 +74,6 @@ def read_meta(tree: LexborHTMLParser, url: str) -> PageMeta:
         description=description,
         lang=lang,
         canonical_url=canonical,
-        noindex=noindex,
-        nofollow=nofollow,
+        noindex=bool(robots & {"noindex", "none"}),
+        nofollow=bool(robots & {"nofollow", "none"}),
     )

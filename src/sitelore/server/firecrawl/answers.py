@@ -53,9 +53,9 @@ class JobEndedError(SiteloreError):
     """A cancel asked of a job that has already ended (Firecrawl's 409)."""
 
 
-#: Refusals by policy (the guard, robots.txt): Firecrawl's 403.
-_FORBIDDEN = (BlockedURLError, RobotsRefusedError, RobotsDeniedError)
-_STATUS: Sequence[tuple[type[BaseException], int]] = (
+#: Error class -> Firecrawl's status; the first that matches wins.
+_STATUS: Sequence[tuple[type[BaseException] | tuple[type[BaseException], ...], int]] = (
+    ((BlockedURLError, RobotsRefusedError, RobotsDeniedError), 403),  # refused by policy
     (JobEndedError, 409),
     (NotFoundError, 404),
     (BusyError, 429),
@@ -75,13 +75,8 @@ def error_answer(exc: SiteloreError) -> tuple[int, dict[str, Any]]:
     A page that could not be fetched answers 500, not 502: the SDKs re-send a request
     answered 502, which would fetch the target again.
     """
-    klass: type[BaseException] = type(exc)
-    if isinstance(exc, PageFailedError):
-        klass = exc.error_class
-    if issubclass(klass, _FORBIDDEN):
-        status = 403
-    else:
-        status = next((code for base, code in _STATUS if issubclass(klass, base)), 500)
+    klass = exc.error_class if isinstance(exc, PageFailedError) else type(exc)
+    status = next((code for base, code in _STATUS if issubclass(klass, base)), 500)
     return status, refusal(str(exc.kind or ""), remote_message(exc))
 
 

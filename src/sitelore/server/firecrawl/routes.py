@@ -128,10 +128,8 @@ def firecrawl_router(
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
-        try:
+        async with contextlib.aclosing(batches):
             yield
-        finally:
-            await batches.aclose()
 
     router = APIRouter(
         prefix=PREFIX,

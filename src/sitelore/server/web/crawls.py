@@ -108,14 +108,13 @@ def _field_of(exc: ValidationError) -> tuple[str, str]:
 
 def _defaults(remote: RemotePolicy) -> dict[str, Any]:
     """The form's starting values: the REST body's defaults, the operator's delay."""
-    values: dict[str, Any] = {}
-    for name, info in CrawlJobRequest.model_fields.items():
-        if not info.is_required():
-            values[info.alias or name] = info.get_default(call_default_factory=True)
-    values["delay"] = remote.delay
-    values["excludePatterns"] = ""
-    values["pathPrefix"] = ""
-    return values
+    fields = CrawlJobRequest.model_fields.items()
+    values = {
+        info.alias or name: info.get_default(call_default_factory=True)
+        for name, info in fields
+        if not info.is_required()
+    }
+    return {**values, "delay": remote.delay, "excludePatterns": "", "pathPrefix": ""}
 
 
 def _caps(runtime: Runtime, remote: RemotePolicy) -> dict[str, str]:
@@ -179,12 +178,7 @@ def crawl_routes(
     def form_page(
         request: Request, values: Mapping[str, Any], error: str | None = None, field: str = ""
     ) -> Response:
-        listed: list[Job] = []
-        for job_id in started:
-            try:
-                listed.append(jobs.get(job_id))
-            except NotFoundError:
-                continue
+        listed = [job for job_id in started if (job := jobs.find(job_id)) is not None]
         context = {
             "fields": FIELDS,
             "values": values,
@@ -250,9 +244,8 @@ def crawl_routes(
 
     @router.get("/crawls/{job_id}/progress")
     async def progress(job_id: str, after: int = 0) -> Response:
-        try:
-            job = jobs.get(job_id)
-        except NotFoundError:
+        job = jobs.find(job_id)
+        if job is None:
             return Response(status_code=404)
 
         async def stream() -> AsyncIterator[str]:

@@ -17,7 +17,6 @@ from sitelore.app.bootstrap import Runtime
 from sitelore.app.semantic import SemanticSearch
 from sitelore.core.errors import NotFoundError
 from sitelore.core.models import SearchHit, StoredDocument
-from sitelore.core.ports import CaptureLinks
 from sitelore.server.web.markdown import render_markdown, section_id
 from sitelore.server.web.views import Pages, host_of, read_form, redirect
 
@@ -112,7 +111,7 @@ def document_routes(runtime: Runtime, pages: Pages, searcher: SemanticSearch) ->
     @router.get("/")
     async def search(request: Request, q: Annotated[str, Query(max_length=500)] = "") -> Response:
         query = q.strip()
-        ranked = await service.search(searcher, query, limit=20)
+        ranked = await searcher.search(query, limit=20)
         context = {
             "q": query,
             "results": [result_view(hit) for hit in ranked.hits],
@@ -134,9 +133,8 @@ def document_routes(runtime: Runtime, pages: Pages, searcher: SemanticSearch) ->
         spec = sources.get(source)
         where = DocumentFilter(spec.url if spec else "", host.strip(), status, removed)
         docs, total, cut = await _filtered(runtime, where, (page - 1) * PAGE_SIZE)
-        params = {"source": source, "host": host, "removed": removed}
-        if status is not None:
-            params["status"] = str(status)
+        shown = "" if status is None else str(status)
+        params = {"source": source, "host": host, "removed": removed, "status": shown}
         query = urlencode({k: v for k, v in params.items() if v})
 
         def page_href(n: int) -> str:
@@ -167,7 +165,7 @@ def document_routes(runtime: Runtime, pages: Pages, searcher: SemanticSearch) ->
             doc = await service.get_document(store, document_id)
         except NotFoundError as exc:
             return pages.render(request, "error.html", {"message": str(exc)}, status=404)
-        capture = await store.capture_of(doc.id) if isinstance(store, CaptureLinks) else None
+        capture = await runtime.capture_of(doc.id)
         return pages.render(
             request,
             "document.html",

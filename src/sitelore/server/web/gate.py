@@ -114,13 +114,11 @@ class UIGate:
             return
         cookies = _cookies(scope)
         token = cookies.get(CSRF_COOKIE, "")
-        fresh = len(token) < 32 or not token.isalnum()
-        if fresh:
-            token = secrets.token_hex(32)
-        scope = {**scope, CSRF_SCOPE_KEY: token}
         extra = list(_HEADERS)
-        if fresh:
+        if len(token) < 32 or not token.isalnum():  # none yet, or not one of ours: a new one
+            token = secrets.token_hex(32)
             extra.append((b"set-cookie", cookie_header(CSRF_COOKIE, token).encode()))
+        scope = {**scope, CSRF_SCOPE_KEY: token}
         headed = _with_headers(send, extra)
         if self._key is not None and header(scope, b"authorization") is None:
             path = scope.get("path", "")
