@@ -245,14 +245,24 @@ async def score_identifiers(
             top = ", ".join(url.split("/", 3)[-1] for url in urls[:5])
             answer = sorted(query.answers)[0].split("/", 3)[-1]
             print(f"  miss [{query.generator}] {query.text!r} ({answer}): rank {rank}; top: {top}")
-    print(f"{name:21} {'queries':>7} {'hit@1':>6} {'hit@5':>6} {'MRR@10':>7}")
+    return print_ranks(name, "queries", ranks, width=21)
+
+
+def print_ranks(
+    name: str, counted: str, ranks: dict[str, list[int | None]], *, width: int
+) -> dict[str, float]:
+    """Print hit@1, hit@5 and MRR@10 per group of ranks (None: not in the top 10).
+
+    Returns the ``all`` group's figures.
+    """
+    print(f"{name:{width}} {counted:>{len(counted)}} {'hit@1':>6} {'hit@5':>6} {'MRR@10':>7}")
     result: dict[str, float] = {}
-    for generator, found in ranks.items():
+    for group, found in ranks.items():
         n = len(found)
         hit1 = sum(1 for r in found if r is not None and r <= 1) / n
         hit5 = sum(1 for r in found if r is not None and r <= 5) / n
         mrr = sum(1 / r for r in found if r is not None) / n
-        print(f"{generator:21} {n:>7} {hit1:>6.2f} {hit5:>6.2f} {mrr:>7.3f}")
-        if generator == "all":
+        print(f"{group:{width}} {n:>{len(counted)}} {hit1:>6.2f} {hit5:>6.2f} {mrr:>7.3f}")
+        if group == "all":
             result = {"hit@1": hit1, "hit@5": hit5, "mrr@10": mrr}
     return result

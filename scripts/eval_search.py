@@ -47,7 +47,13 @@ from collections.abc import Awaitable, Callable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
-from eval_identifiers import IdentifierQuery, identifier_queries, same_content, score_identifiers
+from eval_identifiers import (
+    IdentifierQuery,
+    identifier_queries,
+    print_ranks,
+    same_content,
+    score_identifiers,
+)
 
 from sitelore.adapters.embedding import load_embedder, semantic_installed
 from sitelore.adapters.store import SQLiteStore
@@ -222,17 +228,7 @@ async def score(
                 print(f"  miss [{question.site}] {question.text!r}: rank {rank}; top: {shown}")
     finally:
         await store.close()
-    print(f"{name:10} {'questions':>9} {'hit@1':>6} {'hit@5':>6} {'MRR@10':>7}")
-    result: dict[str, float] = {}
-    for site, found in ranks.items():
-        n = len(found)
-        hit1 = sum(1 for r in found if r is not None and r <= 1) / n
-        hit5 = sum(1 for r in found if r is not None and r <= 5) / n
-        mrr = sum(1 / r for r in found if r is not None) / n
-        print(f"{site:10} {n:>9} {hit1:>6.2f} {hit5:>6.2f} {mrr:>7.3f}")
-        if site == "all":
-            result = {"hit@1": hit1, "hit@5": hit5, "mrr@10": mrr}
-    return result
+    return print_ranks(name, "questions", ranks, width=10)
 
 
 async def score_names(
