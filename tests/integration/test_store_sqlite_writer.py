@@ -1,8 +1,9 @@
 """The SQLite store's writer thread: batched commits that never half-write a page.
 
 A file store writes on its own thread, several writes per transaction, each in a
-savepoint. These tests hold the writer on a gate so that the writes they start land
-in one batch, then check what each caller got and what the file holds.
+savepoint (a write alone in its transaction in none). These tests hold the writer on a
+gate so that the writes they start land in one batch, then check what each caller got
+and what the file holds.
 """
 
 from __future__ import annotations
@@ -131,6 +132,24 @@ async def test_a_failing_write_fails_its_caller_alone_and_leaves_nothing_of_its_
     assert set(counts.values()) == {2}
     hits = await store.search("widgets", limit=10)
     assert sorted(hit.url for hit in hits) == urls
+    await store.close()
+
+
+async def test_a_failing_write_alone_in_its_transaction_leaves_nothing_of_its_page(
+    tmp_path: Path,
+) -> None:
+    """A write alone in its batch runs without a savepoint: when it fails after its
+    document row was written, the whole transaction is rolled back (row and sections),
+    its caller gets the error, and the next write commits."""
+    db = tmp_path / "s.db"
+    store = SQLiteStore(db)
+    await store.upsert(doc(0), META)
+    with pytest.raises(StoreError, match=r"upsert https://docs\.test/p1 failed: invalid text"):
+        await store.upsert(doc(1, body="bad \ud800"), META)
+    assert (await store.upsert(doc(2), META)).created
+    urls, counts = rows(db)
+    assert urls == ["https://docs.test/p0", "https://docs.test/p2"]
+    assert set(counts.values()) == {2}
     await store.close()
 
 

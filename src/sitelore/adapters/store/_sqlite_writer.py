@@ -4,7 +4,8 @@
 sections, a removal flag, a job record...) to one :class:`Writer` as a function of a
 connection, and awaits its result. The writer thread has its own connection and
 runs whatever writes are waiting as one transaction (a group commit, at most
-:data:`MAX_BATCH`), each write inside its own savepoint:
+:data:`MAX_BATCH`), each write inside its own savepoint (a write alone in its
+transaction needs none: FTS5 writes its pending terms out at every savepoint):
 
 * **Nothing half-written.** A write that fails is rolled back to its savepoint (its
   document and its sections, or neither) and only that write's caller gets the
@@ -166,16 +167,22 @@ class Writer:
             self._fail(jobs, exc)
             return []
         done: list[_Job] = []
+        alone = len(jobs) == 1  # its transaction is its savepoint (FTS5 flushes at each)
         for index, job in enumerate(jobs):
             try:
-                conn.execute("SAVEPOINT page")
+                if not alone:
+                    conn.execute("SAVEPOINT page")
                 job.result = job.work(conn)
-                conn.execute("RELEASE page")
+                if not alone:
+                    conn.execute("RELEASE page")
                 done.append(job)
                 continue
             except BaseException as exc:  # noqa: BLE001 - that write's failure, not the batch's
                 job.error = self._failure(job.action, exc)
                 lost = exc
+            if alone:
+                _rollback(conn)
+                return []
             if self._undo(conn):
                 continue
             # SQLite rolled the whole transaction back (I/O error, disk full): the
@@ -186,9 +193,7 @@ class Writer:
         try:
             conn.execute("COMMIT")
         except BaseException as exc:  # noqa: BLE001 - none of the batch was written
-            with contextlib.suppress(sqlite3.Error):
-                if conn.in_transaction:
-                    conn.execute("ROLLBACK")
+            _rollback(conn)
             self._fail(done, exc)
         return []
 
@@ -201,8 +206,13 @@ class Writer:
             conn.execute("ROLLBACK TO page")
             conn.execute("RELEASE page")
         except sqlite3.Error:
-            with contextlib.suppress(sqlite3.Error):
-                if conn.in_transaction:
-                    conn.execute("ROLLBACK")
+            _rollback(conn)
             return False
         return True
+
+
+def _rollback(conn: sqlite3.Connection) -> None:
+    """End the open transaction, if SQLite has not ended it already, writing nothing."""
+    with contextlib.suppress(sqlite3.Error):
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
