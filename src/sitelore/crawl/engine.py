@@ -40,7 +40,6 @@ import logging
 from collections import Counter
 from collections.abc import Callable
 
-from sitelore.core.convert import DocumentConverter
 from sitelore.core.errors import (
     FetchTimeoutError,
     RobotsDeniedError,
@@ -107,7 +106,12 @@ class Spider:
     converter: Converter = dataclasses.field(init=False)
 
     def __post_init__(self) -> None:
-        self.converter = self.convert or DocumentConverter()
+        if self.convert is not None:
+            self.converter = self.convert
+            return
+        from sitelore.core.convert import DocumentConverter  # not loaded beside a pool
+
+        self.converter = DocumentConverter()
 
     def crawl(self, seed: str, options: CrawlOptions, *, deadline: float | None = None) -> CrawlRun:
         """Start a crawl of ``seed``; iterate the result for outcomes, then read ``summary``.

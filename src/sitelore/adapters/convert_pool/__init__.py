@@ -14,6 +14,19 @@ over its cap, or whose worker dies (a crash, a memory bound hit), is that page's
 
 from __future__ import annotations
 
-from sitelore.adapters.convert_pool._pool import ProcessConverter, default_workers
+from typing import TYPE_CHECKING, Any
 
 __all__ = ["ProcessConverter", "default_workers"]
+
+if TYPE_CHECKING:
+    from sitelore.adapters.convert_pool._pool import ProcessConverter, default_workers
+
+
+def __getattr__(name: str) -> Any:
+    """The pool's names, imported on first use (PEP 562): a worker process, which imports
+    this package for its frames, never loads the pool (nor asyncio)."""
+    if name not in __all__:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from sitelore.adapters.convert_pool import _pool
+
+    return getattr(_pool, name)
