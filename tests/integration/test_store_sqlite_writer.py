@@ -15,7 +15,8 @@ import subprocess
 import sys
 import textwrap
 import threading
-from collections.abc import AsyncIterator
+import time
+from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -62,6 +63,16 @@ def rows(db: Path) -> tuple[list[str], dict[str, int]]:
             ).fetchall()
         )
     return urls, counts
+
+
+def eventually(condition: Callable[[], bool], seconds: float = 10.0) -> bool:
+    """Whether ``condition`` holds within ``seconds`` (asked every 20 ms; a thread's work)."""
+    end = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > end:
+            return False
+        time.sleep(0.02)
+    return True
 
 
 @contextlib.asynccontextmanager
@@ -150,6 +161,32 @@ async def test_a_failing_write_alone_in_its_transaction_leaves_nothing_of_its_pa
     urls, counts = rows(db)
     assert urls == ["https://docs.test/p0", "https://docs.test/p2"]
     assert set(counts.values()) == {2}
+    await store.close()
+
+
+async def test_the_wal_reaches_the_file_from_a_background_checkpoint(tmp_path: Path) -> None:
+    """Commits only append to the WAL; a checkpointer thread with its own connection
+    copies it into the database file soon after, while the store stays open (SQLite's
+    own checkpoint would wait for 1,000 pages of WAL, on the committing connection)."""
+    db = tmp_path / "s.db"
+    store = SQLiteStore(db)
+    threads: list[str] = []
+    original = store._checkpoint_connection
+
+    def spy() -> sqlite3.Connection:
+        threads.append(threading.current_thread().name)
+        return original()
+
+    store._checkpoint_connection = spy  # type: ignore[method-assign]
+    await store.upsert(doc(0), META)
+    assert await asyncio.to_thread(eventually, lambda: bool(threads))
+    before = db.stat().st_size
+    for n in range(1, 11):
+        await store.upsert(doc(n, body="gears " * 2000), META)
+    assert await asyncio.to_thread(eventually, lambda: db.stat().st_size > before)
+    assert threads == ["sitelore-sqlite-checkpointer"]
+    with contextlib.closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True)) as conn:
+        assert conn.execute("SELECT count(*) FROM documents").fetchone()[0] == 11
     await store.close()
 
 

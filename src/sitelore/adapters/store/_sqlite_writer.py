@@ -14,6 +14,10 @@ transaction needs none: FTS5 writes its pending terms out at every savepoint):
 * **A write returns once committed.** Each caller's future is settled after
   ``COMMIT`` (or the failure), on that caller's event loop; what a caller reads
   afterwards on the store's own connection (WAL) includes it.
+* **Checkpoints off the commit path.** The writer's connection never checkpoints;
+  a second thread with its own connection copies the WAL into the file (a PASSIVE
+  checkpoint, which writers do not wait for) at most every :data:`CHECKPOINT_SECONDS`
+  while commits come in, so no commit waits on a checkpoint's disk syncs.
 * **Why a thread.** Tokenising a page's sections into FTS5 costs about a millisecond
   of CPU, inside SQLite, which lets go of the GIL while it works: on the loop it
   delayed every other page's fetch; here it overlaps them. One transaction for the
@@ -32,7 +36,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["MAX_BATCH", "Work", "Writer"]
+__all__ = ["CHECKPOINT_SECONDS", "MAX_BATCH", "Work", "Writer"]
 
 log = logging.getLogger(__name__)
 
@@ -41,6 +45,8 @@ log = logging.getLogger(__name__)
 Work = Callable[[sqlite3.Connection], Any]
 #: The most writes in one transaction.
 MAX_BATCH = 64
+#: The least time between two background checkpoints while writes come in.
+CHECKPOINT_SECONDS = 0.5
 
 
 class _Job:
@@ -81,6 +87,8 @@ class Writer:
             ``StoreError`` naming the action for SQLite errors); other exceptions
             pass through as themselves.
         name: the thread's name.
+        checkpoint: opens the checkpointer's connection; None leaves checkpoints to
+            SQLite's automatic ones, on the writer's connection.
     """
 
     def __init__(
@@ -89,11 +97,13 @@ class Writer:
         failure: Callable[[str, BaseException], BaseException],
         *,
         name: str = "sitelore-sqlite-writer",
+        checkpoint: Callable[[], sqlite3.Connection] | None = None,
     ) -> None:
         self._connect = connect
         self._failure = failure
         self._queue: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
         self._conn: sqlite3.Connection | None = None
+        self._checkpoints = _Checkpointer(checkpoint) if checkpoint is not None else None
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
         self._thread.start()
 
@@ -109,6 +119,8 @@ class Writer:
         if self._thread.is_alive():
             self._queue.put(None)
             self._thread.join()
+        if self._checkpoints is not None:
+            self._checkpoints.close()
 
     # -- the writer thread -----------------------------------------------------------------
 
@@ -151,6 +163,8 @@ class Writer:
         try:
             if self._conn is None:
                 self._conn = self._connect()
+                if self._checkpoints is not None:
+                    self._conn.execute("PRAGMA wal_autocheckpoint = 0")
         except BaseException as exc:  # noqa: BLE001 - every caller gets its error
             self._fail(jobs, exc)
             return
@@ -195,6 +209,8 @@ class Writer:
         except BaseException as exc:  # noqa: BLE001 - none of the batch was written
             _rollback(conn)
             self._fail(done, exc)
+        if self._checkpoints is not None:
+            self._checkpoints.wake()
         return []
 
     @staticmethod
@@ -216,3 +232,43 @@ def _rollback(conn: sqlite3.Connection) -> None:
     with contextlib.suppress(sqlite3.Error):
         if conn.in_transaction:
             conn.execute("ROLLBACK")
+
+
+class _Checkpointer:
+    """A thread that checkpoints the WAL on its own connection when woken, at most every
+    :data:`CHECKPOINT_SECONDS`; the last connection to close does the final one."""
+
+    def __init__(self, connect: Callable[[], sqlite3.Connection]) -> None:
+        self._connect = connect
+        self._woken = threading.Event()
+        self._stopping = threading.Event()
+        self._thread = threading.Thread(
+            target=self._run, name="sitelore-sqlite-checkpointer", daemon=True
+        )
+        self._thread.start()
+
+    def wake(self) -> None:
+        """Something was committed: checkpoint soon."""
+        self._woken.set()
+
+    def close(self) -> None:
+        """Stop the thread (a checkpoint under way finishes first)."""
+        self._stopping.set()
+        self._woken.set()
+        self._thread.join()
+
+    def _run(self) -> None:
+        conn: sqlite3.Connection | None = None
+        try:
+            while self._woken.wait() and not self._stopping.is_set():
+                self._woken.clear()
+                try:
+                    conn = conn or self._connect()
+                    conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+                except sqlite3.Error as exc:  # another process checkpointing, a full disk
+                    log.debug("background checkpoint failed: %s", exc)
+                self._stopping.wait(CHECKPOINT_SECONDS)
+        finally:
+            if conn is not None:
+                with contextlib.suppress(sqlite3.Error):
+                    conn.close()

@@ -18,7 +18,9 @@ Choices worth knowing:
   alone (its document and its sections together) and is that caller's error; a
   write returns once its transaction committed. In WAL mode with
   ``synchronous=NORMAL`` a commit appends to the WAL without an fsync; a crash loses
-  at most the last batch, never leaves a page half-written.
+  at most the last batch, never leaves a page half-written. The WAL is checkpointed
+  into the file by a second thread on its own connection, so no commit waits on a
+  checkpoint's disk syncs.
 * **Unchanged pages do not touch the index.** An upsert whose content hash is
   unchanged updates only the fetch metadata; its sections stay as they are.
 * **Tokenizer** ``porter unicode61 remove_diacritics 2``: stems English ("running"
@@ -486,9 +488,19 @@ class SQLiteStore(StoreBase):
                 Writer,  # the read commands never write
             )
 
-            writer = self._writer = Writer(self._writer_connection, self._failure)
+            writer = self._writer = Writer(
+                self._writer_connection, self._failure, checkpoint=self._checkpoint_connection
+            )
         result: _T = await writer.write(action, work)
         return result
+
+    def _checkpoint_connection(self) -> sqlite3.Connection:
+        """The background checkpointer's connection: the file as it is, nothing more."""
+        assert self._path is not None
+        uri = f"file:{quote(str(self._path))}?mode=rw"
+        conn = sqlite3.connect(uri, uri=True, isolation_level=None)
+        conn.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS:d}")
+        return conn
 
     def _writer_connection(self) -> sqlite3.Connection:
         """The writer thread's own connection to the file (created and migrated by now)."""
