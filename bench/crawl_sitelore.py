@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import tempfile
 from pathlib import Path
 
@@ -95,6 +96,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--deadline", type=float, default=3600.0)
     parser.add_argument("--workers", type=int, default=None, help="conversion processes")
+    parser.add_argument(
+        "--cores", type=int, default=None, help="run on this many cores only (workers: as many)"
+    )
     parser.add_argument("--db-dir", default=None, help="where the SQLite file goes")
     parser.add_argument("--urls-out", default=None)
     parser.add_argument("--profile", default=None, help="write a pyinstrument report here")
@@ -104,6 +108,8 @@ def main(argv: list[str] | None = None) -> int:
         help="resolve every href with urljoin, no fast join, no cache (the 'before' of issue 8)",
     )
     args = parser.parse_args(argv)
+    if args.cores:  # inherited by the conversion workers, which default to the cores allowed
+        os.sched_setaffinity(0, sorted(os.sched_getaffinity(0))[: args.cores])
     if args.old_links:
         _use_general_link_path()
     # The request budget: pages plus the 404s, redirects and slack; the crawl ends by itself.

@@ -15,7 +15,9 @@ core their pages/s = 1000 / (CPU ms per page); sitelore converts in worker proce
 (one per core by default) while its event loop fetches and stores, so its wall rate can
 beat that. Wall pages/s depends on what else the machine is doing: the "other load"
 column says how many cores other processes used during each run. ``sitelore-1w`` is
-sitelore with one conversion worker: the scaling row compares it with the default.
+sitelore with one conversion worker, ``sitelore-1core`` sitelore held to one core
+(``sched_setaffinity``, so one worker too): the scaling rows compare them with the
+default.
 "Quiet cores (est.)" is what each run's CPU per page allows on cores nobody else uses
 (a one-process peer: 1000 / CPU ms per page; sitelore: bounded by its event loop, its
 workers and the cores they share), for when the neighbours make wall rates noise.
@@ -117,6 +119,7 @@ def serve_site(pages: int) -> Iterator[int]:
 _CRAWLERS: dict[str, list[str]] = {
     "sitelore": ["crawl_sitelore.py"],
     "sitelore-1w": ["crawl_sitelore.py", "--workers", "1"],
+    "sitelore-1core": ["crawl_sitelore.py", "--cores", "1"],
     "aio+store": ["crawl_aio.py", "--store"],
     "aio": ["crawl_aio.py"],
     "scrapy": ["crawl_scrapy.py"],
@@ -221,7 +224,7 @@ def crawl_table(rows: Sequence[Row]) -> str:
 
 
 def _workers(row: Row) -> int:
-    return 1 if row.crawler == "sitelore-1w" else default_workers()
+    return 1 if row.crawler in ("sitelore-1w", "sitelore-1core") else default_workers()
 
 
 def _cpu_split(row: Row) -> tuple[float, float]:
@@ -243,7 +246,7 @@ def quiet_rate(row: Row) -> float:
         return 1000 / row.cpu_ms_per_page
     loop, conv = _cpu_split(row)
     workers = _workers(row)
-    cores = min(os.cpu_count() or 1, workers + 1)
+    cores = 1 if row.crawler == "sitelore-1core" else min(os.cpu_count() or 1, workers + 1)
     bound = max(loop, conv / workers, (loop + conv) / cores)
     return 1000 / bound if bound else 0.0
 
@@ -297,17 +300,22 @@ def ratio_table(rows: Sequence[Row]) -> str:
         mine = group.get("sitelore")
         if mine is None:
             continue
-        one = group.get("sitelore-1w")
-        if one is not None and one.ok and mine.ok:
+        for name, label, target in (
+            ("sitelore-1w", "1 worker", ">= 1.4x (2 workers)"),
+            ("sitelore-1core", "1 core", "-"),
+        ):
+            one = group.get(name)
+            if one is None or not one.ok or not mine.ok:
+                continue
             out.append(
                 (
                     f"{pages // 1000}k" if pages % 1000 == 0 else pages,
                     conc,
-                    f"sitelore ({default_workers()} workers) / sitelore (1 worker)",
+                    f"sitelore ({default_workers()} workers) / sitelore ({label})",
                     f"{mine.pages_per_s / one.pages_per_s:.2f}x",
                     f"{one.cpu_ms_per_page / mine.cpu_ms_per_page:.2f}x",
                     f"{quiet_rate(mine) / quiet_rate(one):.2f}x",
-                    ">= 1.4x (2 workers)",
+                    target,
                 )
             )
         for peer, target in targets.items():
@@ -423,6 +431,7 @@ def _side_by_side(
 _REPEATS = {
     "sitelore": 3,
     "sitelore-1w": 3,
+    "sitelore-1core": 3,
     "aio+store": 3,
     "aio": 3,
     "scrapy": 2,
@@ -464,7 +473,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"- sitelore converts in {default_workers()} worker processes (the cores it may use)")
     print(f"- versions: {_versions()}")
     print("- every crawler: delay 0, robots.txt obeyed, depth <= 6, same site, own process")
-    crawlers = ["sitelore", "sitelore-1w", "aio+store", "aio"]
+    crawlers = ["sitelore", "sitelore-1w", "sitelore-1core", "aio+store", "aio"]
     if not args.no_scrapy:
         crawlers += ["scrapy", "scrapy+markdownify"]
     rows = _side_by_side(args.pages, args.concurrency, crawlers, args.profile)
