@@ -53,9 +53,14 @@ _IMAGE = re.compile(r"!\[((?:[^\[\]\\]|\\.)*)\]\((?:[^()\s]|\([^()\s]*\))*(?:[ \
 _LINK = re.compile(r"\[((?:[^\[\]\\]|\\.)*)\]\((?:[^()\s]|\([^()\s]*\))*(?:[ \t]+\"[^\"]*\")?\)")
 _AUTOLINK = re.compile(r"<(?:https?|mailto|ftp):[^>\s]*>")
 _BARE_URL = re.compile(r"\b(?:https?|ftp)://\S+")
-# The lookahead states what every alternative starts with, so the regex engine skips
-# to the next "*" or "_" instead of trying the lookbehinds at every position.
-_EMPHASIS = re.compile(r"(?=[*_])(?<!\\)(?:\*\*|__|(?<![\w*])\*(?=\S)|(?<=[^\s\\])\*(?![\w*]))")
+# Every alternative starts with the mark itself (its lookbehinds come after it), so the
+# regex engine scans for the next "*" or "_" instead of trying a match at every position.
+_EMPHASIS = re.compile(
+    r"\*\*(?<!\\\*\*)"  # "**", not escaped
+    r"|__(?<!\\__)"  # "__", not escaped
+    r"|\*(?<![\w*\\]\*)(?=\S)"  # an opening "*": not after a word, "*" or "\", before a non-space
+    r"|\*(?<=[^\s\\]\*)(?![\w*])"  # a closing "*": after a non-space, not before a word or "*"
+)
 _ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
 _SPACES = re.compile(r"[ \t\u00a0]+")
 _QUOTE = re.compile(r"^(?:[ \t]{0,3}>)+[ \t]?")
