@@ -60,13 +60,15 @@ _IMAGE = re.compile("!" + _LINK.pattern)
 _AUTOLINK = re.compile(r"<(?:https?|mailto|ftp):[^>\s]*>")
 _BARE_URL = re.compile(r"\b(?:https?|ftp)://\S+")
 # Every alternative starts with the mark itself (its lookbehinds come after it), so the
-# regex engine scans for the next "*" or "_" instead of trying a match at every position.
-_EMPHASIS = re.compile(
+# regex engine jumps to the next "*" instead of trying a match at every position; text
+# without "__" (most) gets the stars alone, a single character to look for.
+_STARS = (
     r"\*\*(?<!\\\*\*)"  # "**", not escaped
-    r"|__(?<!\\__)"  # "__", not escaped
     r"|\*(?<![\w*\\]\*)(?=\S)"  # an opening "*": not after a word, "*" or "\", before a non-space
     r"|\*(?<=[^\s\\]\*)(?![\w*])"  # a closing "*": after a non-space, not before a word or "*"
 )
+_STAR_EMPHASIS = re.compile(_STARS)
+_EMPHASIS = re.compile(r"__(?<!\\__)|" + _STARS)  # and "__", not escaped
 _ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
 _SPACES = re.compile(r"[ \t\u00a0]+")
 _QUOTE = re.compile(r"^(?:[ \t]{0,3}>)+[ \t]?")
@@ -255,8 +257,10 @@ def _inline(text: str) -> str:
     if "://" in text:
         text = _BARE_URL.sub("", text)
     text = text.replace("`", "")
-    if "*" in text or "__" in text:
+    if "__" in text:
         text = _EMPHASIS.sub("", text)
+    elif "*" in text:
+        text = _STAR_EMPHASIS.sub("", text)
     if "\\" in text:
         text = _ESCAPE.sub(r"\1", text)
     return text
