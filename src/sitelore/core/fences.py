@@ -25,4 +25,4 @@ def opening_fence(line: str) -> str | None:
 def closes_fence(line: str, fence: str) -> bool:
     """Whether ``line`` closes the code block opened by ``fence``."""
     body = line.lstrip(" >").strip()
-    return len(body) >= len(fence) and set(body) == {fence[0]}
+    return body.startswith(fence) and not body.strip(fence[0])
