@@ -226,7 +226,7 @@ def _link_ratio(blocks: Sequence[_Block], text: str) -> float:
     if not text:
         return 0.0
     linked = sum(
-        len(_inline(m.group(1))) for b in blocks if "](" in b.text for m in _LINK.finditer(b.text)
+        len(_inline(m.group(1))) for b in blocks if "]" in b.text for m in _LINK.finditer(b.text)
     )
     return min(1.0, linked / len(text))
 
@@ -250,7 +250,7 @@ def _inline(text: str) -> str:
     Each pattern runs only when the text holds what every match of it must contain
     (most lines have no link, image, URL, emphasis or escape): the result is the same.
     """
-    if "](" in text:  # in every image and link
+    if "]" in text:  # in every image and link (a single character is the fastest test)
         text = _LINK.sub(_link_text, _IMAGE.sub(_link_text, text))
     if "<" in text:
         text = _AUTOLINK.sub("", text)
