@@ -16,6 +16,7 @@ URL or a code span. Pure: no I/O.
 from __future__ import annotations
 
 import dataclasses
+import operator
 import re
 from collections.abc import Iterator, Sequence
 from typing import NamedTuple
@@ -48,11 +49,10 @@ _HEADING = re.compile(r"^(#{1,6})[ \t]+(.*?)[ \t]*$")
 _BOLD_HEADING = re.compile(r"^\*\*(#{1,6}[ \t].*)\*\*[ \t]*$")
 _HEADING_ID = re.compile(r"[ \t]*\{#([^\s{}]+)\}[ \t]*$")
 _CLOSING_HASHES = re.compile(r"[ \t]+#+$")
-_FENCE = re.compile(r"^[ \t>]*(`{3,}|~{3,})")
+_FENCE_INDENT = " \t>"  # skipped before a fence here: spaces, tabs, block quote markers
 _TABLE_RULE = re.compile(r"^[ \t]*\|?[ \t:|-]*-[ \t:|-]*$")
-# "[text](target "title")": text with escapes, a target with one level of parentheses.
-# Each is written as runs of ordinary characters between the special ones, which the
-# regex engine matches a run at a time (not one alternation per character).
+# Text with escapes, a target with one level of parentheses: each written as runs of
+# plain characters between the special ones (not an alternation at every character).
 _LINK = re.compile(
     r"\[([^\[\]\\]*(?:\\.[^\[\]\\]*)*)\]"
     r"\([^()\s]*(?:\([^()\s]*\)[^()\s]*)*(?:[ \t]+\"[^\"]*\")?\)"
@@ -60,9 +60,8 @@ _LINK = re.compile(
 _IMAGE = re.compile("!" + _LINK.pattern)
 _AUTOLINK = re.compile(r"<(?:https?|mailto|ftp):[^>\s]*>")
 _BARE_URL = re.compile(r"\b(?:https?|ftp)://\S+")
-# Every alternative starts with the mark itself (its lookbehinds come after it), so the
-# regex engine jumps to the next "*" instead of trying a match at every position; text
-# without "__" (most) gets the stars alone, a single character to look for.
+# Each alternative starts with its mark (lookbehinds after it), so the regex engine jumps
+# to the next "*"; only text with "__" needs the slower search for two characters.
 _STARS = (
     r"\*\*(?<!\\\*\*)"  # "**", not escaped
     r"|\*(?<![\w*\\]\*)(?=\S)"  # an opening "*": not after a word, "*" or "\", before a non-space
@@ -73,6 +72,7 @@ _EMPHASIS = re.compile(r"__(?<!\\__)|" + _STARS)  # and "__", not escaped
 _ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
 _SPACES = re.compile(r"[ \t\u00a0]+")
 _QUOTE = re.compile(r"^(?:[ \t]{0,3}>)+[ \t]?")
+_FIRST_GROUP = operator.itemgetter(1)  # of a match: faster than the template r"\1"
 
 
 class _Block(NamedTuple):  # a tuple: made twice as fast as a frozen dataclass
@@ -99,9 +99,7 @@ def heading_line(line: str) -> tuple[int, str, str | None] | None:
     text = match.group(2)
     found = _HEADING_ID.search(text)
     ident = found.group(1) if found else None
-    if found:
-        text = text[: found.start()]
-    text = _CLOSING_HASHES.sub("", text)
+    text = _CLOSING_HASHES.sub("", text[: found.start()] if found else text)
     return len(match.group(1)), _inline(text).strip(), ident
 
 
@@ -131,14 +129,14 @@ def _blocks(markdown: str) -> Iterator[_Block]:
     offset = 0
     start = 0
     lines: list[str] = []
-    fence = ""
+    fence: str | None = None
     for line in markdown.splitlines(keepends=True):
         size = len(line) if line.isascii() else len(line.encode("utf-8", "surrogatepass"))
         bare = line.rstrip("\r\n")
         if fence:
             lines.append(bare)
             if closes_fence(bare, fence):
-                fence = ""
+                fence = None
         elif not bare.strip():
             if lines:
                 yield _Block(start, offset, "\n".join(lines))
@@ -151,9 +149,7 @@ def _blocks(markdown: str) -> Iterator[_Block]:
         else:
             if not lines:
                 start = offset
-            opening = _FENCE.match(bare) if _may_fence(bare) else None
-            if opening is not None:
-                fence = opening.group(1)
+            fence = opening_fence(bare, _FENCE_INDENT)
             lines.append(bare)
         offset += size
     if lines:
@@ -223,25 +219,10 @@ def with_sections(document: Document) -> Document:
 
 
 def _link_ratio(blocks: Sequence[_Block], text: str) -> float:
-    if not text:
-        return 0.0
     linked = sum(
         len(_inline(m.group(1))) for b in blocks if "]" in b.text for m in _LINK.finditer(b.text)
     )
     return min(1.0, linked / len(text))
-
-
-def _may_fence(line: str) -> bool:
-    """Whether ``line`` starts like a fence (three backticks or tildes after ``[ \\t>]*``).
-
-    Reads only the start of the line, however long: then ``_FENCE`` matches it.
-    """
-    return line.lstrip(" \t>").startswith(("```", "~~~"))
-
-
-def _first_group(match: re.Match[str]) -> str:
-    """What an image, link or escape leaves in the text (faster than the template ``r"\\1"``)."""
-    return match.group(1)
 
 
 def _inline(text: str) -> str:
@@ -251,7 +232,7 @@ def _inline(text: str) -> str:
     (most lines have no link, image, URL, emphasis or escape): the result is the same.
     """
     if "]" in text:  # in every image and link (a single character is the fastest test)
-        text = _LINK.sub(_first_group, _IMAGE.sub(_first_group, text))
+        text = _LINK.sub(_FIRST_GROUP, _IMAGE.sub(_FIRST_GROUP, text))
     if "<" in text:
         text = _AUTOLINK.sub("", text)
     if ":" in text and "://" in text:  # most lines have no ":" (a faster test)
@@ -262,7 +243,7 @@ def _inline(text: str) -> str:
     elif "*" in text:
         text = _STAR_EMPHASIS.sub("", text)
     if "\\" in text:
-        text = _ESCAPE.sub(_first_group, text)
+        text = _ESCAPE.sub(_FIRST_GROUP, text)
     return text
 
 
@@ -276,19 +257,18 @@ def plain_text(markdown: str) -> str:
     'See json and os.path\\na b'
     """
     out: list[str] = []
-    fence = ""
+    fence: str | None = None
     for line in markdown.splitlines():
         if fence:  # code keeps every character (">>>" prompts included)
             if closes_fence(line, fence):
-                fence = ""
+                fence = None
             else:
                 out.append(line.rstrip())
             continue
         if line.lstrip().startswith(">"):
             line = _QUOTE.sub("", line)  # a block quote's text, not its ">" markers
-        opening = _FENCE.match(line) if _may_fence(line) else None
-        if opening is not None:
-            fence = opening.group(1)
+        fence = opening_fence(line, _FENCE_INDENT)
+        if fence:
             continue
         if "|" in line and _TABLE_RULE.match(line):
             continue
