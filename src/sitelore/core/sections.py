@@ -219,9 +219,7 @@ def with_sections(document: Document) -> Document:
 
 
 def _link_ratio(blocks: Sequence[_Block], text: str) -> float:
-    linked = sum(
-        len(_inline(m.group(1))) for b in blocks if "]" in b.text for m in _LINK.finditer(b.text)
-    )
+    linked = sum(len(_inline(t)) for b in blocks if "]" in b.text for t in _LINK.findall(b.text))
     return min(1.0, linked / len(text))
 
 
