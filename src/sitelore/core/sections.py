@@ -51,8 +51,8 @@ _HEADING_ID = re.compile(r"[ \t]*\{#([^\s{}]+)\}[ \t]*$")
 _CLOSING_HASHES = re.compile(r"[ \t]+#+$")
 _FENCE_INDENT = " \t>"  # skipped before a fence here: spaces, tabs, block quote markers
 _TABLE_RULE = re.compile(r"^[ \t]*\|?[ \t:|-]*-[ \t:|-]*$")
-# Text with escapes, a target with one level of parentheses: each written as runs of
-# plain characters between the special ones (not an alternation at every character).
+# "[text](target "title")": escapes in the text, one level of parentheses in the target,
+# each as runs of plain characters between special ones (no alternation per character).
 _LINK = re.compile(
     r"\[([^\[\]\\]*(?:\\.[^\[\]\\]*)*)\]"
     r"\([^()\s]*(?:\([^()\s]*\)[^()\s]*)*(?:[ \t]+\"[^\"]*\")?\)"
@@ -60,8 +60,8 @@ _LINK = re.compile(
 _IMAGE = re.compile("!" + _LINK.pattern)
 _AUTOLINK = re.compile(r"<(?:https?|mailto|ftp):[^>\s]*>")
 _BARE_URL = re.compile(r"\b(?:https?|ftp)://\S+")
-# Each alternative starts with its mark (lookbehinds after it), so the regex engine jumps
-# to the next "*"; only text with "__" needs the slower search for two characters.
+# Each alternative starts with its mark (its lookbehinds after it), so the regex engine
+# jumps from "*" to "*"; only text with "__" needs _EMPHASIS (two marks: a slower scan).
 _STARS = (
     r"\*\*(?<!\\\*\*)"  # "**", not escaped
     r"|\*(?<![\w*\\]\*)(?=\S)"  # an opening "*": not after a word, "*" or "\", before a non-space
@@ -72,7 +72,7 @@ _EMPHASIS = re.compile(r"__(?<!\\__)|" + _STARS)  # and "__", not escaped
 _ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
 _SPACES = re.compile(r"[ \t\u00a0]+")
 _QUOTE = re.compile(r"^(?:[ \t]{0,3}>)+[ \t]?")
-_FIRST_GROUP = operator.itemgetter(1)  # of a match: faster than the template r"\1"
+_FIRST_GROUP = operator.itemgetter(1)  # a match's first group: faster than r"\1"
 
 
 class _Block(NamedTuple):  # a tuple: made twice as fast as a frozen dataclass
