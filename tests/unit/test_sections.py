@@ -119,6 +119,10 @@ def test_heading_lines(line: str, expected: tuple[int, str, str | None] | None) 
         ("a > b", "a > b"),
         ("one  two\tthree\u00a0four \t\u00a0 five", "one two three four five"),
         ("  single spaces stay single  ", "single spaces stay single"),
+        ('[a \\] b](https://x/f(1) "t") and ![i](p.png)', "a ] b and i"),
+        ("__init__ and **x** \\*y\\* a*b*", "init and x *y* a*b"),
+        ("see <https://x/y>, ftp://h/f and a:b", "see , and a:b"),
+        ("\t```\n> *x*\n\t```\nafter", "> *x*\nafter"),  # a fence may follow a tab here
     ],
 )
 def test_plain_text_keeps_words_not_markup(markdown: str, expected: str) -> None:

@@ -16,8 +16,10 @@ URL or a code span. Pure: no I/O.
 from __future__ import annotations
 
 import dataclasses
+import operator
 import re
 from collections.abc import Iterator, Sequence
+from typing import NamedTuple
 
 from sitelore.core.fences import closes_fence, opening_fence
 from sitelore.core.models import Document, Section
@@ -47,22 +49,33 @@ _HEADING = re.compile(r"^(#{1,6})[ \t]+(.*?)[ \t]*$")
 _BOLD_HEADING = re.compile(r"^\*\*(#{1,6}[ \t].*)\*\*[ \t]*$")
 _HEADING_ID = re.compile(r"[ \t]*\{#([^\s{}]+)\}[ \t]*$")
 _CLOSING_HASHES = re.compile(r"[ \t]+#+$")
-_FENCE = re.compile(r"^[ \t>]*(`{3,}|~{3,})")
+_FENCE_INDENT = " \t>"  # skipped before a fence here: spaces, tabs, block quote markers
 _TABLE_RULE = re.compile(r"^[ \t]*\|?[ \t:|-]*-[ \t:|-]*$")
-_IMAGE = re.compile(r"!\[((?:[^\[\]\\]|\\.)*)\]\((?:[^()\s]|\([^()\s]*\))*(?:[ \t]+\"[^\"]*\")?\)")
-_LINK = re.compile(r"\[((?:[^\[\]\\]|\\.)*)\]\((?:[^()\s]|\([^()\s]*\))*(?:[ \t]+\"[^\"]*\")?\)")
+# "[text](target "title")": escapes in the text, one level of parentheses in the target,
+# each as runs of plain characters between special ones (no alternation per character).
+_LINK = re.compile(
+    r"\[([^\[\]\\]*(?:\\.[^\[\]\\]*)*)\]"
+    r"\([^()\s]*(?:\([^()\s]*\)[^()\s]*)*(?:[ \t]+\"[^\"]*\")?\)"
+)
+_IMAGE = re.compile("!" + _LINK.pattern)
 _AUTOLINK = re.compile(r"<(?:https?|mailto|ftp):[^>\s]*>")
 _BARE_URL = re.compile(r"\b(?:https?|ftp)://\S+")
-# The lookahead states what every alternative starts with, so the regex engine skips
-# to the next "*" or "_" instead of trying the lookbehinds at every position.
-_EMPHASIS = re.compile(r"(?=[*_])(?<!\\)(?:\*\*|__|(?<![\w*])\*(?=\S)|(?<=[^\s\\])\*(?![\w*]))")
+# Each alternative starts with its mark (its lookbehinds after it), so the regex engine
+# jumps from "*" to "*"; only text with "__" needs _EMPHASIS (two marks: a slower scan).
+_STARS = (
+    r"\*\*(?<!\\\*\*)"  # "**", not escaped
+    r"|\*(?<![\w*\\]\*)(?=\S)"  # an opening "*": not after a word, "*" or "\", before a non-space
+    r"|\*(?<=[^\s\\]\*)(?![\w*])"  # a closing "*": after a non-space, not before a word or "*"
+)
+_STAR_EMPHASIS = re.compile(_STARS)
+_EMPHASIS = re.compile(r"__(?<!\\__)|" + _STARS)  # and "__", not escaped
 _ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
 _SPACES = re.compile(r"[ \t\u00a0]+")
 _QUOTE = re.compile(r"^(?:[ \t]{0,3}>)+[ \t]?")
+_FIRST_GROUP = operator.itemgetter(1)  # a match's first group: faster than r"\1"
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class _Block:
+class _Block(NamedTuple):  # a tuple: made twice as fast as a frozen dataclass
     start: int
     end: int
     text: str
@@ -77,7 +90,7 @@ def heading_line(line: str) -> tuple[int, str, str | None] | None:
     >>> heading_line("#hashtag") is None
     True
     """
-    if not line.startswith(("#", "**")):  # neither pattern can match: the common case
+    if not line.startswith(("#", "**#")):  # neither pattern can match: the common case
         return None
     bold = _BOLD_HEADING.match(line)
     match = _HEADING.match(bold.group(1) if bold else line)
@@ -86,9 +99,7 @@ def heading_line(line: str) -> tuple[int, str, str | None] | None:
     text = match.group(2)
     found = _HEADING_ID.search(text)
     ident = found.group(1) if found else None
-    if found:
-        text = text[: found.start()]
-    text = _CLOSING_HASHES.sub("", text)
+    text = _CLOSING_HASHES.sub("", text[: found.start()] if found else text)
     return len(match.group(1)), _inline(text).strip(), ident
 
 
@@ -118,14 +129,14 @@ def _blocks(markdown: str) -> Iterator[_Block]:
     offset = 0
     start = 0
     lines: list[str] = []
-    fence = ""
+    fence: str | None = None
     for line in markdown.splitlines(keepends=True):
         size = len(line) if line.isascii() else len(line.encode("utf-8", "surrogatepass"))
         bare = line.rstrip("\r\n")
         if fence:
             lines.append(bare)
             if closes_fence(bare, fence):
-                fence = ""
+                fence = None
         elif not bare.strip():
             if lines:
                 yield _Block(start, offset, "\n".join(lines))
@@ -138,9 +149,7 @@ def _blocks(markdown: str) -> Iterator[_Block]:
         else:
             if not lines:
                 start = offset
-            opening = _FENCE.match(bare) if _may_fence(bare) else None
-            if opening is not None:
-                fence = opening.group(1)
+            fence = opening_fence(bare, _FENCE_INDENT)
             lines.append(bare)
         offset += size
     if lines:
@@ -210,17 +219,8 @@ def with_sections(document: Document) -> Document:
 
 
 def _link_ratio(blocks: Sequence[_Block], text: str) -> float:
-    if not text:
-        return 0.0
-    linked = sum(
-        len(_inline(m.group(1))) for b in blocks if "](" in b.text for m in _LINK.finditer(b.text)
-    )
+    linked = sum(len(_inline(t)) for b in blocks if "]" in b.text for t in _LINK.findall(b.text))
     return min(1.0, linked / len(text))
-
-
-def _may_fence(line: str) -> bool:
-    """False when ``line`` cannot open a fence (holds no run of three backticks or tildes)."""
-    return "```" in line or "~~~" in line
 
 
 def _inline(text: str) -> str:
@@ -229,19 +229,19 @@ def _inline(text: str) -> str:
     Each pattern runs only when the text holds what every match of it must contain
     (most lines have no link, image, URL, emphasis or escape): the result is the same.
     """
-    if "![" in text:
-        text = _IMAGE.sub(r"\1", text)
-    if "](" in text:
-        text = _LINK.sub(r"\1", text)
+    if "]" in text:  # in every image and link (a single character is the fastest test)
+        text = _LINK.sub(_FIRST_GROUP, _IMAGE.sub(_FIRST_GROUP, text))
     if "<" in text:
         text = _AUTOLINK.sub("", text)
-    if "://" in text:
+    if ":" in text and "://" in text:  # most lines have no ":" (a faster test)
         text = _BARE_URL.sub("", text)
     text = text.replace("`", "")
-    if "*" in text or "__" in text:
+    if "__" in text:
         text = _EMPHASIS.sub("", text)
+    elif "*" in text:
+        text = _STAR_EMPHASIS.sub("", text)
     if "\\" in text:
-        text = _ESCAPE.sub(r"\1", text)
+        text = _ESCAPE.sub(_FIRST_GROUP, text)
     return text
 
 
@@ -255,19 +255,18 @@ def plain_text(markdown: str) -> str:
     'See json and os.path\\na b'
     """
     out: list[str] = []
-    fence = ""
+    fence: str | None = None
     for line in markdown.splitlines():
         if fence:  # code keeps every character (">>>" prompts included)
             if closes_fence(line, fence):
-                fence = ""
+                fence = None
             else:
                 out.append(line.rstrip())
             continue
         if line.lstrip().startswith(">"):
             line = _QUOTE.sub("", line)  # a block quote's text, not its ">" markers
-        opening = _FENCE.match(line) if _may_fence(line) else None
-        if opening is not None:
-            fence = opening.group(1)
+        fence = opening_fence(line, _FENCE_INDENT)
+        if fence:
             continue
         if "|" in line and _TABLE_RULE.match(line):
             continue
