@@ -24,30 +24,42 @@ from sitelore.core.convert._tree import (
 __all__ = ["clean_content"]
 
 _CODE = ("pre", "code")
-#: Removed wherever they appear inside the content.
+#: Removed wherever they appear inside the content. lexbor tries every selector of a
+#: list on every element, so selectors sharing a test are grouped under it (a tag,
+#: ``[class]``, ``[role]``): elements failing it skip the group (a third less time).
 _ALWAYS_DROP = (
     "script, style, noscript, template, iframe, object, embed, canvas, svg, dialog, "
     "button, input, select, textarea, link, meta, "
     "nav, aside:not(.footnote):not(.footnote-list), footer, "
     "[hidden], [aria-hidden=true i], "
-    "[role=navigation i], [role=search i], [role=complementary i], [role=contentinfo i], "
-    "[role=banner i], [role=dialog i], [role=alertdialog i], "
-    "a.headerlink, a.srclink, a.test-arrow, .rightside, .out-of-band, summary.hideme, "
-    "a.anchor, .notable-traits, div.tooltip, "
-    "div.navheader, div.navfooter, .copy-button, .clipboard-button, .linenodiv, "
-    "td.linenos, .lineno, td.listing_lines, td.rouge-gutter"
+    "[role]:is([role=navigation i], [role=search i], [role=complementary i], "
+    "[role=contentinfo i], [role=banner i], [role=dialog i], [role=alertdialog i]), "
+    "a:is(.headerlink, .srclink, .test-arrow, .anchor), summary.hideme, "
+    "div:is(.tooltip, .navheader, .navfooter), td:is(.linenos, .listing_lines, .rouge-gutter), "
+    "[class]:is(.rightside, .out-of-band, .notable-traits, .copy-button, .clipboard-button, "
+    ".linenodiv, .lineno)"
 )
+
+#: Words whose presence in a class (an id) attribute makes an element a chrome candidate.
+_CHROME_CLASS_WORDS = (
+    "nav", "sidebar", "breadcrumb", "cookie", "consent", "gdpr", "share", "social", "related",
+    "comment", "edit", "prev", "next", "pager", "pagination", "banner", "skip", "feedback",
+    "toolbar", "footer", "header",
+)  # fmt: skip
+_CHROME_ID_WORDS = (
+    "nav", "sidebar", "breadcrumb", "cookie", "consent", "comment", "footer", "header"
+)  # fmt: skip
+
+
+def _containing(attribute: str, words: tuple[str, ...]) -> str:
+    """Elements whose ``attribute`` holds one of ``words`` (any case), grouped as above."""
+    tests = ", ".join(f"[{attribute}*={word} i]" for word in words)
+    return f"[{attribute}]:is({tests})"
+
 
 #: Elements whose class or id names them as chrome; confirmed by ``_CHROME_NAME``.
 _CHROME_CANDIDATES = (
-    "[class*=nav i], [id*=nav i], [class*=sidebar i], [id*=sidebar i], "
-    "[class*=breadcrumb i], [id*=breadcrumb i], [class*=cookie i], [id*=cookie i], "
-    "[class*=consent i], [id*=consent i], [class*=gdpr i], [class*=share i], "
-    "[class*=social i], [class*=related i], [class*=comment i], [id*=comment i], "
-    "[class*=edit i], [class*=prev i], [class*=next i], [class*=pager i], "
-    "[class*=pagination i], [class*=banner i], "
-    "[class*=skip i], [class*=feedback i], [class*=toolbar i], [class*=footer i], "
-    "[id*=footer i], [class*=header i], [id*=header i]"
+    f"{_containing('class', _CHROME_CLASS_WORDS)}, {_containing('id', _CHROME_ID_WORDS)}"
 )
 _CHROME_NAME = re.compile(
     r"(?:^|[-_])(?:nav|navbar|navigation|navheader|navfooter|nav-links|sidebar|sphinxsidebar|"

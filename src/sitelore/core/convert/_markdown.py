@@ -46,9 +46,10 @@ _KNOWN_LANGS = frozenset(
 _LANG_ALIASES = {"default": "python", "python3": "python", "py3": "python", "none": "text"}
 _LANG_OK = re.compile(r"^[A-Za-z0-9_+#.-]{1,32}$")
 
+#: Grouped under ``[class]`` and ``div``: lexbor tries each selector of a list on every element.
 _ADMONITIONS = (
-    ".admonition, .admonitionblock, .markdown-alert, .theme-admonition, "
-    "div.note, div.tip, div.warning, div.caution, div.important, div.seealso, div.hint"
+    "[class]:is(.admonition, .admonitionblock, .markdown-alert, .theme-admonition), "
+    "div:is(.note, .tip, .warning, .caution, .important, .seealso, .hint)"
 )
 _ADMONITION_TITLES = (
     ".admonition-title, .markdown-alert-title, .admonition-heading, td.icon, "
