@@ -269,6 +269,9 @@ def _to_markdown(html: str) -> str:
 
 def _escape_text(content: LexborNode) -> None:
     """Escape ``<`` in text outside code, and a ``!`` that would turn a link into an image."""
+    whole = content.text(deep=True)
+    if "<" not in whole and "!" not in whole:
+        return  # most pages: one native pass instead of a Python walk of every node
     found: list[tuple[LexborNode, str]] = []
     for node in content.traverse(include_text=True):
         if node.tag != "-text":
