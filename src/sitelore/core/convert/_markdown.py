@@ -328,7 +328,7 @@ def _tidy(markdown: str) -> str:
     for line in markdown.split("\n"):
         if fence:
             out.append(line)
-            if closes_fence(line, fence):
+            if fence in line and closes_fence(line, fence):  # most code lines fail the first
                 fence, just_closed = "", True
             continue
         previous = out[-1] if out else ""
