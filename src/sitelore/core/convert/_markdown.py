@@ -28,7 +28,7 @@ from sitelore.core.convert._codetables import fill_slots, slot_code_tables
 from sitelore.core.convert._structure import prepare_structure, unwrap_layout_tables
 from sitelore.core.convert._tree import classes, move_children, within
 from sitelore.core.fences import closes_fence, opening_fence
-from sitelore.core.links import link_resolver
+from sitelore.core.links import LinkCache, link_resolver
 
 __all__ = ["content_to_markdown"]
 
@@ -343,10 +343,18 @@ def _tidy(markdown: str) -> str:
     return "\n".join(out)
 
 
-def content_to_markdown(tree: LexborHTMLParser, content: LexborNode, base_url: str) -> str:
-    """Prepare ``content`` in place and return it as Markdown."""
+def content_to_markdown(
+    tree: LexborHTMLParser,
+    content: LexborNode,
+    base_url: str,
+    link_cache: LinkCache | None = None,
+) -> str:
+    """Prepare ``content`` in place and return it as Markdown.
+
+    ``link_cache`` (the crawl's) already knows most of the content's links.
+    """
     cache: dict[str, str | None] = {}
-    resolve_one = link_resolver(base_url, keep_fragment=True, allow_mailto=True)
+    resolve_one = link_resolver(base_url, keep_fragment=True, allow_mailto=True, cache=link_cache)
 
     def resolve(href: str) -> str | None:
         if href not in cache:
