@@ -107,6 +107,7 @@ def test_resolve_links_fast_cases(href: str, expected: str) -> None:
 @example(pages=[("http://h/a/b", ["c", "../d"]), ("http://H/a/e", ["c", "../d"])])
 @example(pages=[("https://h/a", [";", "http:", "https:?x"]), ("https://h/a?q=1", [";", "https:"])])
 @example(pages=[("http://h/a/b", ["c", " mail\nto:x@y", "c#f"]), ("http://h/a/d", ["c#f", "c"])])
+@example(pages=[("http://h/a/b?q", ["//", "//x/y", ";p", "tel:1"]), ("http://h/a/c", ["//", ";p"])])
 def test_a_shared_cache_never_changes_an_answer(pages: list[tuple[str, list[str]]]) -> None:
     """Pages resolved through one small crawl-wide cache get what they get alone."""
     cache = LinkCache(max_entries=7)

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
-from urllib.parse import quote, urljoin, urlsplit, urlunsplit
+from urllib.parse import quote, urljoin, urlparse, urlsplit, urlunsplit
 
 __all__ = ["LinkCache", "link_resolver", "resolve_link", "resolve_links"]
 
@@ -45,12 +45,12 @@ class _Base:
     ``;params``); every href then takes the general path.
     """
 
-    __slots__ = ("directory", "dotted", "key", "origin", "url", "usable")
+    __slots__ = ("directory", "dotted", "key", "origin", "scheme", "url", "usable")
 
     def __init__(self, url: str) -> None:
         self.url = url
         self.usable = False
-        self.origin = ""
+        self.origin = self.scheme = ""
         self.directory: list[str] = []
         self.dotted = False
         self.key = ""
@@ -70,6 +70,7 @@ class _Base:
             or _PLAIN.fullmatch(path) is None
         ):
             return
+        self.scheme = parts.scheme
         self.origin = f"{parts.scheme}://{parts.netloc.lower()}"
         # urljoin: the base's last segment is not a directory unless it is empty.
         segments = path.split("/")
@@ -80,6 +81,19 @@ class _Base:
         # What an href with a path of its own resolves against: scheme, host, directory.
         self.key = self.origin + "/".join(segments) + "/"
         self.usable = True
+
+    def takes_page(self, raw: str) -> bool:
+        """Whether urljoin builds ``raw`` from this page's own file name and query.
+
+        It does for a reference of the base's scheme with no authority, path or
+        ``;params`` (``?q``, ``http:``, ``//``); anything else resolves alike against
+        every page of the directory. (Unparsable references count as taking the page.)
+        """
+        try:
+            parts = urlparse(raw, self.scheme)
+        except ValueError:
+            return True
+        return parts.scheme == self.scheme and not (parts.netloc or parts.path or parts.params)
 
     def join(self, raw: str, keep_fragment: bool) -> str | None:
         """``raw`` resolved like the general path, or None when only that path can tell.
@@ -123,12 +137,11 @@ class _Base:
 class LinkCache:
     """What hrefs resolved to, per base directory, for :func:`resolve_links` in one crawl.
 
-    An href that the fast join takes (a relative or root-relative path of plain
-    characters, no scheme, no ``;params``, not ``?query`` alone) resolves the same
-    against every page of one directory, so the answer is kept under (directory,
-    href). Other hrefs (``?q``, ``;p`` and ``http:`` alone take the page's own path
-    and query) are resolved every time and not kept. Bounded: when ``max_entries`` is
-    reached the cache starts again empty, so memory stays flat however long the crawl.
+    An href resolves the same against every page of one directory unless urljoin
+    builds it from the page's own path and query (``?q``, ``http:``, ``//`` alone), so
+    the answer is kept under (directory, href); those few are resolved every time and
+    not kept. Bounded: when ``max_entries`` is reached the cache starts again empty,
+    so memory stays flat however long the crawl.
 
     >>> cache = LinkCache()
     >>> resolve_links(["../b/x.html"], "https://ex.com/a/1.html", cache=cache)
@@ -157,13 +170,15 @@ class LinkCache:
             return entries[key]
         except KeyError:
             pass
-        # As _resolve does (no fragments kept, no mailto), keeping fast-join answers only.
+        # As _resolve does (no fragments kept, no mailto).
         raw = _raw(href)
         if not raw or raw.startswith("#"):
             return None
         url = base.join(raw, keep_fragment=False)
         if url is None:
-            return _resolve_general(raw, base.url, keep_fragment=False)
+            url = _resolve_general(raw, base.url, keep_fragment=False)
+            if base.takes_page(raw):
+                return url
         if len(entries) >= self.max_entries:
             entries.clear()
         entries[key] = url
