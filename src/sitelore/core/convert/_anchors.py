@@ -14,9 +14,12 @@ import re
 
 from selectolax.lexbor import LexborNode
 
+from sitelore.core.convert._tree import first_of, tagged
+
 __all__ = ["mark_heading_ids", "unmark_heading_ids"]
 
 _HEADINGS = "h1, h2, h3, h4, h5, h6"
+_HEADING_TAGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
 # Private-use characters no other converter step uses (_markdown and _codetables take
 # U+E000 to U+E011).
 _MARKER = re.compile("[ \t]*\ue020([0-9]+)\ue021")
@@ -33,7 +36,7 @@ def _heading_id(heading: LexborNode) -> str | None:
     own = _usable(heading.attributes.get("id"))
     if own:
         return own
-    for anchor in heading.css("a[id], a[name]"):
+    for anchor in tagged(heading, ("a",)):
         found = _usable(anchor.attributes.get("id")) or _usable(anchor.attributes.get("name"))
         if found:
             return found
@@ -41,7 +44,7 @@ def _heading_id(heading: LexborNode) -> str | None:
     for _ in range(_MAX_LEVELS):
         if node is None:
             return None
-        first = node.css_first(_HEADINGS)
+        first = first_of(node, _HEADING_TAGS)
         if first is None or first.mem_id != heading.mem_id:
             return None
         found = _usable(node.attributes.get("id"))
