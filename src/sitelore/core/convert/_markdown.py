@@ -160,12 +160,15 @@ def _code_text(pre: LexborNode) -> str:
 
 
 def _prepare_code(tree: LexborHTMLParser, content: LexborNode) -> None:
-    for pre in content.css("pre"):
-        # css() matches the node itself too: look at the children.
-        if pre.parent is not None and any(child.tag == "pre" for child in pre.iter()):
-            pre.unwrap()
-    # Outermost only: decomposing a block frees any <pre> nested deeper in it.
-    for pre in [pre for pre in content.css("pre") if not within(pre, _PRE)]:
+    pres = content.css("pre")
+    if content.css_first("pre pre") is not None:  # rare: a <pre> inside another
+        for pre in pres:
+            # css() matches the node itself too: look at the children.
+            if pre.parent is not None and any(child.tag == "pre" for child in pre.iter()):
+                pre.unwrap()
+        # Outermost only: decomposing a block frees any <pre> nested deeper in it.
+        pres = [pre for pre in content.css("pre") if not within(pre, _PRE)]
+    for pre in pres:
         code = pre.css_first("code")
         lang = _code_language(pre, code)
         fresh = tree.create_node("pre")
@@ -190,8 +193,10 @@ def _collapse_inline_code(content: LexborNode) -> None:
     found: dict[int, tuple[LexborNode, str]] = {}  # nested code elements share text nodes
     for code in content.css(_INLINE_CODE):
         # Every <pre> now holds one <code> of plain text (see _prepare_code).
+        if "\n" not in code.text(deep=True):
+            continue
         parent = code.parent
-        if (parent is not None and parent.tag == "pre") or "\n" not in code.text(deep=True):
+        if parent is not None and parent.tag == "pre":
             continue
         for node in code.traverse(include_text=True):
             text = node.text_content or "" if node.tag == "-text" else ""

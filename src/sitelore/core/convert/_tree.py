@@ -126,7 +126,7 @@ def outermost(
     for node in nodes:
         if node.mem_id == root_id or node.mem_id in marked:
             continue
-        if _has_marked_ancestor(node, marked, root):
+        if marked and _has_marked_ancestor(node, marked, root):
             continue
         if keep_if is not None and keep_if(node):
             continue
