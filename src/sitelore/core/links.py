@@ -308,15 +308,9 @@ def resolve_links(
     """
     base = _Base(base_url)
     cached = cache if cache is not None and base.usable else None
-    seen: set[str] = set()
-    done: set[str] = set()
-    out: list[str] = []
-    for href in hrefs:
-        if href in done:
-            continue
-        done.add(href)
+    urls: dict[str, None] = {}  # first occurrences, in order
+    for href in dict.fromkeys(hrefs):
         url = _resolve(href, base_url, base) if cached is None else cached.resolve(href, base)
-        if url is not None and url not in seen:
-            seen.add(url)
-            out.append(url)
-    return tuple(out)
+        if url is not None:
+            urls[url] = None
+    return tuple(urls)
