@@ -83,12 +83,7 @@ class _Base:
         self.usable = True
 
     def takes_page(self, raw: str) -> bool:
-        """Whether urljoin builds ``raw`` from this page's own file name and query.
-
-        It does for a reference of the base's scheme with no authority, path or
-        ``;params`` (``?q``, ``http:``, ``//``); anything else resolves alike against
-        every page of the directory. (Unparsable references count as taking the page.)
-        """
+        """Whether urljoin takes this page's file name and query for ``raw`` (``?q``, ``//``)."""
         try:
             parts = urlparse(raw, self.scheme)
         except ValueError:
@@ -237,25 +232,18 @@ def link_resolver(
     cached = cache if cache is not None and base.usable else None
 
     def resolve(href: str) -> str | None:
-        if cached is not None and "#" not in href and not (allow_mailto and _is_mailto(href)):
-            return cached.resolve(href, base)
-        return _resolve(
-            href, base_url, base, keep_fragment=keep_fragment, allow_mailto=allow_mailto
-        )
+        if cached is None or "#" in href or (allow_mailto and _raw(href)[:7].lower() == "mailto:"):
+            return _resolve(
+                href, base_url, base, keep_fragment=keep_fragment, allow_mailto=allow_mailto
+            )
+        return cached.resolve(href, base)
 
     return resolve
 
 
 def _raw(href: str) -> str:
-    """``href`` as browsers read it: no outer whitespace, no tabs or line breaks inside.
-
-    (``str.replace`` finding nothing is far cheaper than ``str.translate`` with a dict.)
-    """
+    """``href`` without outer whitespace, tabs or line breaks (cheaper than str.translate)."""
     return href.strip().replace("\t", "").replace("\n", "").replace("\r", "")
-
-
-def _is_mailto(href: str) -> bool:
-    return _raw(href)[:7].lower() == "mailto:"
 
 
 def _resolve(

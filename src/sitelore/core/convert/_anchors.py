@@ -14,8 +14,6 @@ import re
 
 from selectolax.lexbor import LexborNode
 
-from sitelore.core.convert._tree import first_of, tagged
-
 __all__ = ["mark_heading_ids", "unmark_heading_ids"]
 
 _HEADINGS = "h1, h2, h3, h4, h5, h6"
@@ -36,15 +34,19 @@ def _heading_id(heading: LexborNode) -> str | None:
     own = _usable(heading.attributes.get("id"))
     if own:
         return own
-    for anchor in tagged(heading, ("a",)):
-        found = _usable(anchor.attributes.get("id")) or _usable(anchor.attributes.get("name"))
-        if found:
-            return found
+    # Walks, not selector queries: a heading holds a few nodes, a section opens with its
+    # heading, and parsing a selector costs more than that (same nodes, same order).
+    for anchor in heading.traverse():
+        if anchor.tag == "a":
+            attrs = anchor.attributes
+            found = _usable(attrs.get("id")) or _usable(attrs.get("name"))
+            if found:
+                return found
     node = heading.parent
     for _ in range(_MAX_LEVELS):
         if node is None:
             return None
-        first = first_of(node, _HEADING_TAGS)
+        first = next((element for element in node.traverse() if element.tag in _HEADING_TAGS), None)
         if first is None or first.mem_id != heading.mem_id:
             return None
         found = _usable(node.attributes.get("id"))

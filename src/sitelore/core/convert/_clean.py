@@ -24,9 +24,8 @@ from sitelore.core.convert._tree import (
 __all__ = ["clean_content"]
 
 _CODE = ("pre", "code")
-#: Removed wherever they appear inside the content. lexbor tries every selector of a
-#: list on every element, so selectors sharing a test are grouped under it (a tag,
-#: ``[class]``, ``[role]``): elements failing it skip the group (a third less time).
+#: Removed wherever they appear inside the content. (lexbor tries each selector of a
+#: list on every element: those sharing a test are grouped under it, here and below.)
 _ALWAYS_DROP = (
     "script, style, noscript, template, iframe, object, embed, canvas, svg, dialog, "
     "button, input, select, textarea, link, meta, "
@@ -39,28 +38,15 @@ _ALWAYS_DROP = (
     "[class]:is(.rightside, .out-of-band, .notable-traits, .copy-button, .clipboard-button, "
     ".linenodiv, .lineno)"
 )
-
-#: Words whose presence in a class (an id) attribute makes an element a chrome candidate.
-_CHROME_CLASS_WORDS = (
-    "nav", "sidebar", "breadcrumb", "cookie", "consent", "gdpr", "share", "social", "related",
-    "comment", "edit", "prev", "next", "pager", "pagination", "banner", "skip", "feedback",
-    "toolbar", "footer", "header",
+#: Elements whose class or id holds one of these words (any case); confirmed by ``_CHROME_NAME``.
+_CHROME_CANDIDATES = ", ".join(
+    f"[{name}]:is({', '.join(f'[{name}*={word} i]' for word in words.split())})"
+    for name, words in (
+        ("class", "nav sidebar breadcrumb cookie consent gdpr share social related comment edit "
+         "prev next pager pagination banner skip feedback toolbar footer header"),
+        ("id", "nav sidebar breadcrumb cookie consent comment footer header"),
+    )
 )  # fmt: skip
-_CHROME_ID_WORDS = (
-    "nav", "sidebar", "breadcrumb", "cookie", "consent", "comment", "footer", "header"
-)  # fmt: skip
-
-
-def _containing(attribute: str, words: tuple[str, ...]) -> str:
-    """Elements whose ``attribute`` holds one of ``words`` (any case), grouped as above."""
-    tests = ", ".join(f"[{attribute}*={word} i]" for word in words)
-    return f"[{attribute}]:is({tests})"
-
-
-#: Elements whose class or id names them as chrome; confirmed by ``_CHROME_NAME``.
-_CHROME_CANDIDATES = (
-    f"{_containing('class', _CHROME_CLASS_WORDS)}, {_containing('id', _CHROME_ID_WORDS)}"
-)
 _CHROME_NAME = re.compile(
     r"(?:^|[-_])(?:nav|navbar|navigation|navheader|navfooter|nav-links|sidebar|sphinxsidebar|"
     r"breadcrumbs?|cookies?|cookie-banner|consent|gdpr|share|sharing|social|related|"

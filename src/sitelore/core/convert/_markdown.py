@@ -46,7 +46,6 @@ _KNOWN_LANGS = frozenset(
 _LANG_ALIASES = {"default": "python", "python3": "python", "py3": "python", "none": "text"}
 _LANG_OK = re.compile(r"^[A-Za-z0-9_+#.-]{1,32}$")
 
-#: Grouped under ``[class]`` and ``div``: lexbor tries each selector of a list on every element.
 _ADMONITIONS = (
     "[class]:is(.admonition, .admonitionblock, .markdown-alert, .theme-admonition), "
     "div:is(.note, .tip, .warning, .caution, .important, .seealso, .hint)"
@@ -193,10 +192,8 @@ def _collapse_inline_code(content: LexborNode) -> None:
     found: dict[int, tuple[LexborNode, str]] = {}  # nested code elements share text nodes
     for code in content.css(_INLINE_CODE):
         # Every <pre> now holds one <code> of plain text (see _prepare_code).
-        if "\n" not in code.text(deep=True):
-            continue
         parent = code.parent
-        if parent is not None and parent.tag == "pre":
+        if (parent is not None and parent.tag == "pre") or "\n" not in code.text(deep=True):
             continue
         for node in code.traverse(include_text=True):
             text = node.text_content or "" if node.tag == "-text" else ""
@@ -354,18 +351,11 @@ def content_to_markdown(
     base_url: str,
     link_cache: LinkCache | None = None,
 ) -> str:
-    """Prepare ``content`` in place and return it as Markdown.
-
-    ``link_cache`` (the crawl's) already knows most of the content's links.
-    """
-    cache: dict[str, str | None] = {}
-    resolve_one = link_resolver(base_url, keep_fragment=True, allow_mailto=True, cache=link_cache)
-
-    def resolve(href: str) -> str | None:
-        if href not in cache:
-            cache[href] = resolve_one(href)
-        return cache[href]
-
+    """Prepare ``content`` in place and return it as Markdown (``link_cache``: the crawl's)."""
+    # Remembered per page: pages repeat their hrefs (tables of contents, images).
+    resolve = functools.cache(
+        link_resolver(base_url, keep_fragment=True, allow_mailto=True, cache=link_cache)
+    )
     _prepare_code(tree, content)
     _collapse_inline_code(content)
     prepare_structure(tree, content)

@@ -28,13 +28,7 @@ from __future__ import annotations
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
-from sitelore.core.convert._tree import (
-    classes,
-    move_children,
-    remove_outermost,
-    squashed_text,
-    tagged,
-)
+from sitelore.core.convert._tree import classes, move_children, remove_outermost, squashed_text
 
 __all__ = ["prepare_structure", "unwrap_layout_tables"]
 
@@ -76,9 +70,9 @@ def _prepare_code_headers(content: LexborNode) -> None:
         own_id = heading.attributes.get("id") or ""
         parent = heading.parent
         parent_id = parent.attributes.get("id") if parent is not None else None
-        for link in tagged(heading, ("a",)):
-            href = link.attributes.get("href") or ""
-            if href.startswith("#") and href[1:] and href[1:] in (own_id, parent_id):
+        for link in heading.css("a[href^='#']"):
+            target = (link.attributes.get("href") or "")[1:]
+            if target and target in (own_id, parent_id):
                 link.unwrap()
 
 

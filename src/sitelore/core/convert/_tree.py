@@ -9,14 +9,12 @@ from selectolax.lexbor import LexborNode
 
 __all__ = [
     "classes",
-    "first_of",
     "is_hidden",
     "link_text_length",
     "move_children",
     "outermost",
     "remove_outermost",
     "squashed_text",
-    "tagged",
     "text_length",
     "within",
 ]
@@ -33,20 +31,6 @@ def within(node: LexborNode, tags: Collection[str], stop: LexborNode | None = No
             return True
         current = current.parent
     return False
-
-
-def tagged(node: LexborNode, tags: Collection[str]) -> list[LexborNode]:
-    """The elements of ``node``'s subtree (``node`` included) whose tag is in ``tags``.
-
-    What ``css`` of those tag names answers, in the same order, without parsing a
-    selector: cheaper on a small subtree (a heading) or where the walk stops early.
-    """
-    return [element for element in node.traverse() if element.tag in tags]
-
-
-def first_of(node: LexborNode, tags: Collection[str]) -> LexborNode | None:
-    """The first of :func:`tagged` (as ``css_first``), the walk stopping there."""
-    return next((element for element in node.traverse() if element.tag in tags), None)
 
 
 def classes(node: LexborNode) -> list[str]:
