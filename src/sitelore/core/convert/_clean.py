@@ -39,8 +39,9 @@ _ALWAYS_DROP = (
     ".linenodiv, .lineno)"
 )
 #: Elements whose class or id holds one of these words (any case); confirmed by ``_CHROME_NAME``.
+#: (Code is never chrome: a highlighter's many spans are not even tried.)
 _CHROME_CANDIDATES = ", ".join(
-    f"[{name}]:is({', '.join(f'[{name}*={word} i]' for word in words.split())})"
+    f"[{name}]:not(pre *):is({', '.join(f'[{name}*={word} i]' for word in words.split())})"
     for name, words in (
         ("class", "nav sidebar breadcrumb cookie consent gdpr share social related comment edit "
          "prev next pager pagination banner skip feedback toolbar footer header"),
