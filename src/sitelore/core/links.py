@@ -208,7 +208,7 @@ def resolve_link(
     (``javascript:``, ``data:``, ``ftp:`` ...), unparsable URLs. The fragment is cut
     off unless ``keep_fragment``. Characters not allowed in a URL are percent-encoded.
     """
-    return _resolve(href, base_url, None, keep_fragment=keep_fragment, allow_mailto=allow_mailto)
+    return _resolve(href, _Base(base_url), keep_fragment=keep_fragment, allow_mailto=allow_mailto)
 
 
 def link_resolver(
@@ -233,9 +233,7 @@ def link_resolver(
 
     def resolve(href: str) -> str | None:
         if cached is None or "#" in href or (allow_mailto and _raw(href)[:7].lower() == "mailto:"):
-            return _resolve(
-                href, base_url, base, keep_fragment=keep_fragment, allow_mailto=allow_mailto
-            )
+            return _resolve(href, base, keep_fragment=keep_fragment, allow_mailto=allow_mailto)
         return cached.resolve(href, base)
 
     return resolve
@@ -247,12 +245,7 @@ def _raw(href: str) -> str:
 
 
 def _resolve(
-    href: str,
-    base_url: str,
-    base: _Base | None,
-    *,
-    keep_fragment: bool = False,
-    allow_mailto: bool = False,
+    href: str, base: _Base, *, keep_fragment: bool = False, allow_mailto: bool = False
 ) -> str | None:
     raw = _raw(href)
     if not raw or (raw.startswith("#") and not keep_fragment):
@@ -260,11 +253,10 @@ def _resolve(
     if allow_mailto and raw[:7].lower() == "mailto:":
         address = raw[7:].split("?", 1)[0].strip()
         return "mailto:" + quote(address, safe="@+.-_~!$&'*=,;") if address else None
-    if base is not None and base.usable:
-        joined = base.join(raw, keep_fragment)
-        if joined is not None:
-            return joined
-    return _resolve_general(raw, base_url, keep_fragment=keep_fragment)
+    joined = base.join(raw, keep_fragment) if base.usable else None
+    if joined is not None:
+        return joined
+    return _resolve_general(raw, base.url, keep_fragment=keep_fragment)
 
 
 def _resolve_general(raw: str, base_url: str, *, keep_fragment: bool) -> str | None:
@@ -298,7 +290,7 @@ def resolve_links(
     cached = cache if cache is not None and base.usable else None
     urls: dict[str, None] = {}  # first occurrences, in order
     for href in dict.fromkeys(hrefs):
-        url = _resolve(href, base_url, base) if cached is None else cached.resolve(href, base)
+        url = _resolve(href, base) if cached is None else cached.resolve(href, base)
         if url is not None:
             urls[url] = None
     return tuple(urls)

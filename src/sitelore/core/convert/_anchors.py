@@ -34,8 +34,7 @@ def _heading_id(heading: LexborNode) -> str | None:
     own = _usable(heading.attributes.get("id"))
     if own:
         return own
-    # Walks, not selector queries: a heading holds a few nodes, a section opens with its
-    # heading, and parsing a selector costs more than that (same nodes, same order).
+    # Walks, not queries: cheaper than parsing a selector here (same nodes, same order).
     for anchor in heading.traverse():
         if anchor.tag == "a":
             attrs = anchor.attributes
@@ -73,10 +72,9 @@ def unmark_heading_ids(markdown: str, ids: list[str]) -> str:
     def keep(match: re.Match[str]) -> str:
         return f" {{#{ids[int(match.group(1))]}}}"
 
-    out: list[str] = []
-    for line in markdown.split("\n"):
+    lines = markdown.split("\n")
+    for number, line in enumerate(lines):
         if "\ue020" in line:
             # "**#### x**" is a heading too (html-to-markdown's form inside <summary>).
-            line = _MARKER.sub(keep if line.lstrip("*").startswith("#") else "", line)
-        out.append(line)
-    return "\n".join(out)
+            lines[number] = _MARKER.sub(keep if line.lstrip("*").startswith("#") else "", line)
+    return "\n".join(lines)

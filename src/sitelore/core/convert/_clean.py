@@ -60,6 +60,7 @@ _CHROME_NAME = re.compile(
 _ALWAYS_CHROME = re.compile(r"cookie|consent|gdpr", re.IGNORECASE)
 #: A chrome-named element is kept when it holds this much non-link text.
 _CHROME_MAX_TEXT = 400
+_NEVER_CHROME = frozenset({"body", "main", "article", "pre", "code", "table", "h1", "h2"})
 _CHROME_MIN_LINK_DENSITY = 0.5
 
 #: Link texts of a navigation bar ("[ << ] [ >> ] [Top] [Contents]", "Prev Up Next").
@@ -89,9 +90,7 @@ def _is_chrome(node: LexborNode) -> bool:
         return False  # a docs section about cookies or comments, with its examples
     if any(_ALWAYS_CHROME.search(name) for name in names):
         return True
-    if node.tag in ("body", "main", "article", "pre", "code", "table", "h1", "h2"):
-        return False
-    if node.css_first("h1") is not None:
+    if node.tag in _NEVER_CHROME or node.css_first("h1") is not None:
         return False
     size = text_length(node)
     if size == 0:

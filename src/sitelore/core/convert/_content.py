@@ -120,8 +120,7 @@ def find_content(body: LexborNode, page_title: str | None = None) -> tuple[Lexbo
         (docs, _LANDMARKS),
     )
     for found_docs, selectors in groups:
-        # One walk for the whole group first: most pages hold none of its containers,
-        # and each selector tried alone costs a parse and a walk of its own.
+        # One walk rules out the whole group (a page holds few of these containers).
         if not selectors or body.css_first(", ".join(selectors)) is None:
             continue
         for selector in selectors:

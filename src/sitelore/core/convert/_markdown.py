@@ -129,10 +129,9 @@ def _lang_of(node: LexborNode | None, *, bare: bool) -> str | None:
         for prefix in _LANG_PREFIXES:
             if lower.startswith(prefix) and len(lower) > len(prefix):
                 return name[len(prefix) :]
-    if "sourceCode" in names:
-        others = [name for name in names if name != "sourceCode"]
-        if others:
-            return others[0]
+    others = [name for name in names if name != "sourceCode"]
+    if "sourceCode" in names and others:
+        return others[0]
     if bare:
         for name in names:
             if name.lower() in _KNOWN_LANGS:

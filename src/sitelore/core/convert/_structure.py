@@ -188,12 +188,7 @@ def _prepare_definition_lists(tree: LexborHTMLParser, content: LexborNode) -> No
     for dl in reversed(content.css("dl")):
         if dl.parent is None:
             continue
-        if _is_api_list(dl):
-            kind = "signature"
-        elif _is_outline(dl):
-            kind = "outline"
-        else:
-            kind = "term"
+        kind = "signature" if _is_api_list(dl) else "outline" if _is_outline(dl) else "term"
         _dl_to_list(tree, dl, kind)
 
 

@@ -53,9 +53,7 @@ def squashed_text(node: LexborNode) -> str:
 def is_hidden(node: LexborNode) -> bool:
     """Whether ``node`` itself is hidden by ``hidden``, ``aria-hidden`` or inline style."""
     attrs = node.attributes
-    if "hidden" in attrs:
-        return True
-    if (attrs.get("aria-hidden") or "").strip().lower() == "true":
+    if "hidden" in attrs or (attrs.get("aria-hidden") or "").strip().lower() == "true":
         return True
     style = attrs.get("style")
     return bool(style and _HIDDEN_STYLE.search(style))
