@@ -43,6 +43,10 @@ _API_DL_CLASSES = frozenset(
 _BLOCKS = "p, ul, ol, dl, pre, div, table, blockquote, h1, h2, h3, h4, h5, h6"
 _FOOTNOTE_REFS = "a.footnote-reference"
 _FOOTNOTES = "aside.footnote, dl.footnote > dt, div.footnote"
+#: Whatever the summaries, footnotes, definition lists, item and grid tables passes look for.
+_GENERATED = (
+    "summary, dl, aside.footnote, div.footnote, div.item-left, div.item-table, div.summary-table"
+)
 
 
 def _code_paragraph(tree: LexborHTMLParser, text: str, tag: str = "p") -> LexborNode:
@@ -54,9 +58,6 @@ def _code_paragraph(tree: LexborHTMLParser, text: str, tag: str = "p") -> Lexbor
 
 
 def _prepare_code_headers(content: LexborNode) -> None:
-    for summary in content.css("summary"):
-        if summary.css_first(_HEADINGS) is not None:
-            summary.unwrap()
     for heading in content.css(_HEADINGS):
         if "code-header" in classes(heading):
             # rustdoc breaks long parameter lists after "(": no space belongs there.
@@ -314,10 +315,17 @@ def unwrap_layout_tables(tree: LexborHTMLParser, content: LexborNode) -> None:
 
 def prepare_structure(tree: LexborHTMLParser, content: LexborNode) -> None:
     """Rewrite layout lists, code headers, footnotes and definition lists in ``content``."""
+    # One query tells whether the generator-specific rewrites have anything to do (rarely):
+    # the rewrites before them only move or remove, so they cannot make anything match.
+    generated = content.css_first(_GENERATED) is not None
     _unwrap_layout_lists(content)
     _prepare_table_rows(content)
+    for summary in content.css("summary") if generated else ():
+        if summary.css_first(_HEADINGS) is not None:
+            summary.unwrap()
     _prepare_code_headers(content)
-    _prepare_footnotes(tree, content)
-    _prepare_definition_lists(tree, content)
-    _prepare_item_tables(tree, content)
-    _prepare_grid_tables(tree, content)
+    if generated:
+        _prepare_footnotes(tree, content)
+        _prepare_definition_lists(tree, content)
+        _prepare_item_tables(tree, content)
+        _prepare_grid_tables(tree, content)
