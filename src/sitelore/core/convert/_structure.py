@@ -33,6 +33,8 @@ from sitelore.core.convert._tree import classes, move_children, remove_outermost
 __all__ = ["prepare_structure", "unwrap_layout_tables"]
 
 _HEADINGS = "h1, h2, h3, h4, h5, h6"
+#: Headings this pass rewrites: rustdoc code headers, and those holding a link to a fragment.
+_CODE_HEADERS = f".code-header:is({_HEADINGS}), :is({_HEADINGS}) a[href^='#']"
 _SECTIONING = frozenset({"section", "h1", "h2", "h3", "h4", "h5", "h6"})
 #: Classes that mark a definition list as API descriptions (Sphinx domains).
 _API_DL_CLASSES = frozenset(
@@ -58,6 +60,8 @@ def _code_paragraph(tree: LexborHTMLParser, text: str, tag: str = "p") -> Lexbor
 
 
 def _prepare_code_headers(content: LexborNode) -> None:
+    if content.css_first(_CODE_HEADERS) is None:
+        return  # most pages: one query, not one per heading
     for heading in content.css(_HEADINGS):
         if "code-header" in classes(heading):
             # rustdoc breaks long parameter lists after "(": no space belongs there.
