@@ -71,7 +71,7 @@ def html_to_document(html: str, url: str, *, link_cache: LinkCache | None = None
     tree = LexborHTMLParser(html)
     meta = read_meta(tree, url)
     links = resolve_links(
-        (node.attributes.get("href") or "" for node in tree.css("a[href], area[href]")),
+        (node.attrs.get("href") or "" for node in tree.css("a[href], area[href]")),
         meta.base_url,
         cache=link_cache,
     )

@@ -159,7 +159,7 @@ def _code_text(pre: LexborNode) -> str:
 
 def _prepare_code(tree: LexborHTMLParser, content: LexborNode) -> None:
     pres = content.css("pre")
-    if content.css_first("pre pre") is not None:  # rare: a <pre> inside another
+    if any(within(pre, _PRE) for pre in pres):  # rare: a <pre> inside another
         for pre in pres:
             # css() matches the node itself too: look at the children.
             if pre.parent is not None and any(child.tag == "pre" for child in pre.iter()):
