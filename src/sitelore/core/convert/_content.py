@@ -93,6 +93,12 @@ def _visible(node: LexborNode) -> bool:
     return True
 
 
+def _has_text(node: LexborNode) -> bool:
+    """``node.text().strip() != ""``, stopping at the first text that is not blank."""
+    texts = (part for part in node.traverse(include_text=True) if part.tag == "-text")
+    return any((part.text_content or "").strip() for part in texts)
+
+
 def is_docs_page(body: LexborNode) -> bool:
     """Whether the page says it was made by a documentation tool.
 
@@ -125,7 +131,7 @@ def find_content(body: LexborNode, page_title: str | None = None) -> tuple[Lexbo
             continue
         for selector in selectors:
             for node in body.css(selector):
-                if _visible(node) and node.text(deep=True).strip():
+                if _visible(node) and _has_text(node):
                     _adopt_title_block(node, page_title)
                     return node, found_docs
     densest = _densest(body)
