@@ -345,10 +345,7 @@ def _tidy(markdown: str) -> str:
 
 
 def content_to_markdown(
-    tree: LexborHTMLParser,
-    content: LexborNode,
-    base_url: str,
-    link_cache: LinkCache | None = None,
+    tree: LexborHTMLParser, content: LexborNode, base_url: str, link_cache: LinkCache | None = None
 ) -> str:
     """Prepare ``content`` in place and return it as Markdown (``link_cache``: the crawl's)."""
     # Remembered per page: pages repeat their hrefs (tables of contents, images).
