@@ -61,7 +61,7 @@ def is_hidden(node: LexborNode) -> bool:
 
 def text_length(node: LexborNode) -> int:
     """Characters of visible-looking text under ``node``, whitespace excluded."""
-    return sum(len(part) for part in node.text(deep=True, separator=" ").split())
+    return len("".join(node.text(deep=True, separator=" ").split()))
 
 
 def link_text_length(node: LexborNode) -> int:
