@@ -71,7 +71,8 @@ _NEEDS_MARKING = re.compile(r"[\[\]<>*_`]")
 _LEADING_RULE = "---\n\n"
 _TRAILING_RULE = "\n\n---"
 _CODE_TAGS = frozenset({"pre", "code", "kbd", "samp", "tt", "script", "style"})
-_INLINE_CODE = "code, kbd, samp, tt"
+#: Inline code: every <pre> now holds one <code> of plain text (see _prepare_code).
+_INLINE_CODE = ":not(pre) > :is(code, kbd, samp, tt)"
 _PRE = ("pre",)
 #: A run of whitespace holding a line break: one space where a browser shows it.
 _SOURCE_BREAK = re.compile(r"[ \t]*\n\s*")
@@ -190,9 +191,7 @@ def _collapse_inline_code(content: LexborNode) -> None:
     """
     found: dict[int, tuple[LexborNode, str]] = {}  # nested code elements share text nodes
     for code in content.css(_INLINE_CODE):
-        # Every <pre> now holds one <code> of plain text (see _prepare_code).
-        parent = code.parent
-        if (parent is not None and parent.tag == "pre") or "\n" not in code.text(deep=True):
+        if "\n" not in code.text(deep=True):
             continue
         for node in code.traverse(include_text=True):
             text = node.text_content or "" if node.tag == "-text" else ""
