@@ -195,11 +195,7 @@ def _remove_dots(segments: list[str]) -> list[str]:
 
 
 def resolve_link(
-    href: str,
-    base_url: str,
-    *,
-    keep_fragment: bool = False,
-    allow_mailto: bool = False,
+    href: str, base_url: str, *, keep_fragment: bool = False, allow_mailto: bool = False
 ) -> str | None:
     """Return ``href`` made absolute against ``base_url``, or None when it is not kept.
 
@@ -225,8 +221,7 @@ def link_resolver(
         resolve = link_resolver(page_url, keep_fragment=True)
         urls = [resolve(href) for href in hrefs]
 
-    ``cache`` (the crawl's) answers the hrefs the options cannot change: no fragment,
-    not ``mailto:``.
+    ``cache``, the crawl's, answers the hrefs the options leave alone (no fragment or mailto).
     """
     base = _Base(base_url)
     cached = cache if cache is not None and base.usable else None

@@ -35,12 +35,10 @@ def _heading_id(heading: LexborNode) -> str | None:
     if own:
         return own
     # Walks, not queries: cheaper than parsing a selector here (same nodes, same order).
-    for anchor in heading.traverse():
-        if anchor.tag == "a":
-            attrs = anchor.attributes
-            found = _usable(attrs.get("id")) or _usable(attrs.get("name"))
-            if found:
-                return found
+    for anchor in (node for node in heading.traverse() if node.tag == "a"):
+        found = _usable(anchor.attributes.get("id")) or _usable(anchor.attributes.get("name"))
+        if found:
+            return found
     node = heading.parent
     for _ in range(_MAX_LEVELS):
         if node is None:
