@@ -106,12 +106,18 @@ def test_resolve_links_fast_cases(href: str, expected: str) -> None:
 @example(pages=[("http://h/a/b?x=1", ["?y", "\x01?z"]), ("http://h/a/c", ["?y", "\x01?z"])])
 @example(pages=[("http://h/a/b", ["c", "../d"]), ("http://H/a/e", ["c", "../d"])])
 @example(pages=[("https://h/a", [";", "http:", "https:?x"]), ("https://h/a?q=1", [";", "https:"])])
+@example(pages=[("http://h/a/b", ["c", " mail\nto:x@y", "c#f"]), ("http://h/a/d", ["c#f", "c"])])
+@example(pages=[("http://h/a/b?q", ["//", "//x/y", ";p", "tel:1"]), ("http://h/a/c", ["//", ";p"])])
 def test_a_shared_cache_never_changes_an_answer(pages: list[tuple[str, list[str]]]) -> None:
     """Pages resolved through one small crawl-wide cache get what they get alone."""
     cache = LinkCache(max_entries=7)
     for base, hrefs in pages:
         assert resolve_links(hrefs, base, cache=cache) == resolve_links(hrefs, base)
         assert len(cache) <= 7
+        # Content links (fragments kept, mailto allowed) may be answered from it too.
+        alone = link_resolver(base, keep_fragment=True, allow_mailto=True)
+        shared = link_resolver(base, keep_fragment=True, allow_mailto=True, cache=cache)
+        assert [shared(href) for href in hrefs] == [alone(href) for href in hrefs]
 
 
 def test_the_cache_keeps_repeated_hrefs_per_directory() -> None:

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
-from urllib.parse import quote, urljoin, urlsplit, urlunsplit
+from urllib.parse import quote, urljoin, urlparse, urlsplit, urlunsplit
 
 __all__ = ["LinkCache", "link_resolver", "resolve_link", "resolve_links"]
 
@@ -32,8 +32,6 @@ _WEB_SCHEMES = frozenset({"http", "https"})
 #: Characters kept as they are when a resolved URL is re-quoted: the reserved set,
 #: the unreserved set and "%" (already-escaped octets stay escaped).
 _SAFE_URL_CHARS = "!#$%&'()*+,-./:;=?@[]_~"
-#: Whitespace and control characters that browsers strip from inside URLs.
-_STRIP_INSIDE = {ord(c): None for c in "\t\n\r"}
 #: Text that ``quote(text, safe=_SAFE_URL_CHARS)`` leaves as it is, minus "#" and ";"
 #: (fragments and params are cut or refused before this is asked).
 _PLAIN = re.compile(r"[A-Za-z0-9\-._~!$%&'()*+,/:=?@\[\]]*")
@@ -47,12 +45,12 @@ class _Base:
     ``;params``); every href then takes the general path.
     """
 
-    __slots__ = ("directory", "dotted", "key", "origin", "url", "usable")
+    __slots__ = ("directory", "dotted", "key", "origin", "scheme", "url", "usable")
 
     def __init__(self, url: str) -> None:
         self.url = url
         self.usable = False
-        self.origin = ""
+        self.origin = self.scheme = ""
         self.directory: list[str] = []
         self.dotted = False
         self.key = ""
@@ -72,6 +70,7 @@ class _Base:
             or _PLAIN.fullmatch(path) is None
         ):
             return
+        self.scheme = parts.scheme
         self.origin = f"{parts.scheme}://{parts.netloc.lower()}"
         # urljoin: the base's last segment is not a directory unless it is empty.
         segments = path.split("/")
@@ -82,6 +81,14 @@ class _Base:
         # What an href with a path of its own resolves against: scheme, host, directory.
         self.key = self.origin + "/".join(segments) + "/"
         self.usable = True
+
+    def takes_page(self, raw: str) -> bool:
+        """Whether urljoin takes this page's file name and query for ``raw`` (``?q``, ``//``)."""
+        try:
+            parts = urlparse(raw, self.scheme)
+        except ValueError:
+            return True
+        return parts.scheme == self.scheme and not (parts.netloc or parts.path or parts.params)
 
     def join(self, raw: str, keep_fragment: bool) -> str | None:
         """``raw`` resolved like the general path, or None when only that path can tell.
@@ -125,12 +132,11 @@ class _Base:
 class LinkCache:
     """What hrefs resolved to, per base directory, for :func:`resolve_links` in one crawl.
 
-    An href that the fast join takes (a relative or root-relative path of plain
-    characters, no scheme, no ``;params``, not ``?query`` alone) resolves the same
-    against every page of one directory, so the answer is kept under (directory,
-    href). Other hrefs (``?q``, ``;p`` and ``http:`` alone take the page's own path
-    and query) are resolved every time and not kept. Bounded: when ``max_entries`` is
-    reached the cache starts again empty, so memory stays flat however long the crawl.
+    An href resolves the same against every page of one directory unless urljoin
+    builds it from the page's own path and query (``?q``, ``http:``, ``//`` alone), so
+    the answer is kept under (directory, href); those few are resolved every time and
+    not kept. Bounded: when ``max_entries`` is reached the cache starts again empty,
+    so memory stays flat however long the crawl.
 
     >>> cache = LinkCache()
     >>> resolve_links(["../b/x.html"], "https://ex.com/a/1.html", cache=cache)
@@ -159,13 +165,15 @@ class LinkCache:
             return entries[key]
         except KeyError:
             pass
-        # As _resolve does (no fragments kept, no mailto), keeping fast-join answers only.
-        raw = href.strip().translate(_STRIP_INSIDE)
+        # As _resolve does (no fragments kept, no mailto).
+        raw = _raw(href)
         if not raw or raw.startswith("#"):
             return None
         url = base.join(raw, keep_fragment=False)
         if url is None:
-            return _resolve_general(raw, base.url, keep_fragment=False)
+            url = _resolve_general(raw, base.url, keep_fragment=False)
+            if base.takes_page(raw):
+                return url
         if len(entries) >= self.max_entries:
             entries.clear()
         entries[key] = url
@@ -187,11 +195,7 @@ def _remove_dots(segments: list[str]) -> list[str]:
 
 
 def resolve_link(
-    href: str,
-    base_url: str,
-    *,
-    keep_fragment: bool = False,
-    allow_mailto: bool = False,
+    href: str, base_url: str, *, keep_fragment: bool = False, allow_mailto: bool = False
 ) -> str | None:
     """Return ``href`` made absolute against ``base_url``, or None when it is not kept.
 
@@ -200,11 +204,15 @@ def resolve_link(
     (``javascript:``, ``data:``, ``ftp:`` ...), unparsable URLs. The fragment is cut
     off unless ``keep_fragment``. Characters not allowed in a URL are percent-encoded.
     """
-    return _resolve(href, base_url, None, keep_fragment=keep_fragment, allow_mailto=allow_mailto)
+    return _resolve(href, _Base(base_url), keep_fragment=keep_fragment, allow_mailto=allow_mailto)
 
 
 def link_resolver(
-    base_url: str, *, keep_fragment: bool = False, allow_mailto: bool = False
+    base_url: str,
+    *,
+    keep_fragment: bool = False,
+    allow_mailto: bool = False,
+    cache: LinkCache | None = None,
 ) -> Callable[[str], str | None]:
     """:func:`resolve_link` with ``base_url`` and the options bound, the base parsed once.
 
@@ -212,36 +220,38 @@ def link_resolver(
 
         resolve = link_resolver(page_url, keep_fragment=True)
         urls = [resolve(href) for href in hrefs]
+
+    ``cache``, the crawl's, answers the hrefs the options leave alone (no fragment or mailto).
     """
     base = _Base(base_url)
+    cached = cache if cache is not None and base.usable else None
 
     def resolve(href: str) -> str | None:
-        return _resolve(
-            href, base_url, base, keep_fragment=keep_fragment, allow_mailto=allow_mailto
-        )
+        if cached is None or "#" in href or (allow_mailto and _raw(href)[:7].lower() == "mailto:"):
+            return _resolve(href, base, keep_fragment=keep_fragment, allow_mailto=allow_mailto)
+        return cached.resolve(href, base)
 
     return resolve
 
 
+def _raw(href: str) -> str:
+    """``href`` without outer whitespace, tabs or line breaks (cheaper than str.translate)."""
+    return href.strip().replace("\t", "").replace("\n", "").replace("\r", "")
+
+
 def _resolve(
-    href: str,
-    base_url: str,
-    base: _Base | None,
-    *,
-    keep_fragment: bool = False,
-    allow_mailto: bool = False,
+    href: str, base: _Base, *, keep_fragment: bool = False, allow_mailto: bool = False
 ) -> str | None:
-    raw = href.strip().translate(_STRIP_INSIDE)
+    raw = _raw(href)
     if not raw or (raw.startswith("#") and not keep_fragment):
         return None
     if allow_mailto and raw[:7].lower() == "mailto:":
         address = raw[7:].split("?", 1)[0].strip()
         return "mailto:" + quote(address, safe="@+.-_~!$&'*=,;") if address else None
-    if base is not None and base.usable:
-        joined = base.join(raw, keep_fragment)
-        if joined is not None:
-            return joined
-    return _resolve_general(raw, base_url, keep_fragment=keep_fragment)
+    joined = base.join(raw, keep_fragment) if base.usable else None
+    if joined is not None:
+        return joined
+    return _resolve_general(raw, base.url, keep_fragment=keep_fragment)
 
 
 def _resolve_general(raw: str, base_url: str, *, keep_fragment: bool) -> str | None:
@@ -273,15 +283,9 @@ def resolve_links(
     """
     base = _Base(base_url)
     cached = cache if cache is not None and base.usable else None
-    seen: set[str] = set()
-    done: set[str] = set()
-    out: list[str] = []
-    for href in hrefs:
-        if href in done:
-            continue
-        done.add(href)
-        url = _resolve(href, base_url, base) if cached is None else cached.resolve(href, base)
-        if url is not None and url not in seen:
-            seen.add(url)
-            out.append(url)
-    return tuple(out)
+    urls: dict[str, None] = {}  # first occurrences, in order
+    for href in dict.fromkeys(hrefs):
+        url = _resolve(href, base) if cached is None else cached.resolve(href, base)
+        if url is not None:
+            urls[url] = None
+    return tuple(urls)

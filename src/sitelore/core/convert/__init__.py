@@ -71,7 +71,7 @@ def html_to_document(html: str, url: str, *, link_cache: LinkCache | None = None
     tree = LexborHTMLParser(html)
     meta = read_meta(tree, url)
     links = resolve_links(
-        (node.attributes.get("href") or "" for node in tree.css("a[href], area[href]")),
+        (node.attrs.get("href") or "" for node in tree.css("a[href], area[href]")),
         meta.base_url,
         cache=link_cache,
     )
@@ -93,7 +93,9 @@ def html_to_document(html: str, url: str, *, link_cache: LinkCache | None = None
             clean_content(content)
             title_scope = title_scope or content
     title = choose_title(meta.title, meta.og_title, title_scope, body, url)
-    markdown = content_to_markdown(work_tree, content, meta.base_url) if content is not None else ""
+    markdown = ""
+    if content is not None:
+        markdown = content_to_markdown(work_tree, content, meta.base_url, link_cache)
     return Document(
         url=url,
         title=title,

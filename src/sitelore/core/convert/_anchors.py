@@ -17,6 +17,7 @@ from selectolax.lexbor import LexborNode
 __all__ = ["mark_heading_ids", "unmark_heading_ids"]
 
 _HEADINGS = "h1, h2, h3, h4, h5, h6"
+_HEADING_TAGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
 # Private-use characters no other converter step uses (_markdown and _codetables take
 # U+E000 to U+E011).
 _MARKER = re.compile("[ \t]*\ue020([0-9]+)\ue021")
@@ -33,7 +34,8 @@ def _heading_id(heading: LexborNode) -> str | None:
     own = _usable(heading.attributes.get("id"))
     if own:
         return own
-    for anchor in heading.css("a[id], a[name]"):
+    # Walks, not queries: cheaper than parsing a selector here (same nodes, same order).
+    for anchor in (node for node in heading.traverse() if node.tag == "a"):
         found = _usable(anchor.attributes.get("id")) or _usable(anchor.attributes.get("name"))
         if found:
             return found
@@ -41,7 +43,7 @@ def _heading_id(heading: LexborNode) -> str | None:
     for _ in range(_MAX_LEVELS):
         if node is None:
             return None
-        first = node.css_first(_HEADINGS)
+        first = next((element for element in node.traverse() if element.tag in _HEADING_TAGS), None)
         if first is None or first.mem_id != heading.mem_id:
             return None
         found = _usable(node.attributes.get("id"))
@@ -68,10 +70,9 @@ def unmark_heading_ids(markdown: str, ids: list[str]) -> str:
     def keep(match: re.Match[str]) -> str:
         return f" {{#{ids[int(match.group(1))]}}}"
 
-    out: list[str] = []
-    for line in markdown.split("\n"):
+    lines = markdown.split("\n")
+    for number, line in enumerate(lines):
         if "\ue020" in line:
             # "**#### x**" is a heading too (html-to-markdown's form inside <summary>).
-            line = _MARKER.sub(keep if line.lstrip("*").startswith("#") else "", line)
-        out.append(line)
-    return "\n".join(out)
+            lines[number] = _MARKER.sub(keep if line.lstrip("*").startswith("#") else "", line)
+    return "\n".join(lines)

@@ -72,10 +72,8 @@ def article_tree(
         return None
     tree = LexborHTMLParser(extracted)
     article = tree.body
-    if article is None or text_length(article) == 0:
-        return None
-    size = text_length(article)
-    if size < _MIN_ARTICLE_TEXT:
+    size = text_length(article) if article is not None else 0
+    if article is None or size < _MIN_ARTICLE_TEXT:
         return None
     if landmark is None and size <= _chrome_text(body):
         return None

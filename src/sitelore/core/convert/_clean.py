@@ -24,31 +24,30 @@ from sitelore.core.convert._tree import (
 __all__ = ["clean_content"]
 
 _CODE = ("pre", "code")
-#: Removed wherever they appear inside the content.
+#: Removed wherever they appear inside the content. (lexbor tries each selector of a
+#: list on every element: those sharing a test are grouped under it, here and below.)
 _ALWAYS_DROP = (
     "script, style, noscript, template, iframe, object, embed, canvas, svg, dialog, "
     "button, input, select, textarea, link, meta, "
     "nav, aside:not(.footnote):not(.footnote-list), footer, "
     "[hidden], [aria-hidden=true i], "
-    "[role=navigation i], [role=search i], [role=complementary i], [role=contentinfo i], "
-    "[role=banner i], [role=dialog i], [role=alertdialog i], "
-    "a.headerlink, a.srclink, a.test-arrow, .rightside, .out-of-band, summary.hideme, "
-    "a.anchor, .notable-traits, div.tooltip, "
-    "div.navheader, div.navfooter, .copy-button, .clipboard-button, .linenodiv, "
-    "td.linenos, .lineno, td.listing_lines, td.rouge-gutter"
+    "[role]:is([role=navigation i], [role=search i], [role=complementary i], "
+    "[role=contentinfo i], [role=banner i], [role=dialog i], [role=alertdialog i]), "
+    "a:is(.headerlink, .srclink, .test-arrow, .anchor), summary.hideme, "
+    "div:is(.tooltip, .navheader, .navfooter), td:is(.linenos, .listing_lines, .rouge-gutter), "
+    "[class]:is(.rightside, .out-of-band, .notable-traits, .copy-button, .clipboard-button, "
+    ".linenodiv, .lineno)"
 )
-
-#: Elements whose class or id names them as chrome; confirmed by ``_CHROME_NAME``.
-_CHROME_CANDIDATES = (
-    "[class*=nav i], [id*=nav i], [class*=sidebar i], [id*=sidebar i], "
-    "[class*=breadcrumb i], [id*=breadcrumb i], [class*=cookie i], [id*=cookie i], "
-    "[class*=consent i], [id*=consent i], [class*=gdpr i], [class*=share i], "
-    "[class*=social i], [class*=related i], [class*=comment i], [id*=comment i], "
-    "[class*=edit i], [class*=prev i], [class*=next i], [class*=pager i], "
-    "[class*=pagination i], [class*=banner i], "
-    "[class*=skip i], [class*=feedback i], [class*=toolbar i], [class*=footer i], "
-    "[id*=footer i], [class*=header i], [id*=header i]"
-)
+#: Elements whose class or id holds one of these words (any case); confirmed by ``_CHROME_NAME``.
+#: (Code is never chrome: a highlighter's many spans are not even tried.)
+_CHROME_CANDIDATES = ", ".join(
+    f"[{name}]:not(pre *):is({', '.join(f'[{name}*={word} i]' for word in words.split())})"
+    for name, words in (
+        ("class", "nav sidebar breadcrumb cookie consent gdpr share social related comment edit "
+         "prev next pager pagination banner skip feedback toolbar footer header"),
+        ("id", "nav sidebar breadcrumb cookie consent comment footer header"),
+    )
+)  # fmt: skip
 _CHROME_NAME = re.compile(
     r"(?:^|[-_])(?:nav|navbar|navigation|navheader|navfooter|nav-links|sidebar|sphinxsidebar|"
     r"breadcrumbs?|cookies?|cookie-banner|consent|gdpr|share|sharing|social|related|"
@@ -61,6 +60,7 @@ _CHROME_NAME = re.compile(
 _ALWAYS_CHROME = re.compile(r"cookie|consent|gdpr", re.IGNORECASE)
 #: A chrome-named element is kept when it holds this much non-link text.
 _CHROME_MAX_TEXT = 400
+_NEVER_CHROME = frozenset({"body", "main", "article", "pre", "code", "table", "h1", "h2"})
 _CHROME_MIN_LINK_DENSITY = 0.5
 
 #: Link texts of a navigation bar ("[ << ] [ >> ] [Top] [Contents]", "Prev Up Next").
@@ -90,9 +90,7 @@ def _is_chrome(node: LexborNode) -> bool:
         return False  # a docs section about cookies or comments, with its examples
     if any(_ALWAYS_CHROME.search(name) for name in names):
         return True
-    if node.tag in ("body", "main", "article", "pre", "code", "table", "h1", "h2"):
-        return False
-    if node.css_first("h1") is not None:
+    if node.tag in _NEVER_CHROME or node.css_first("h1") is not None:
         return False
     size = text_length(node)
     if size == 0:

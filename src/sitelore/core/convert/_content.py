@@ -24,14 +24,11 @@ from sitelore.core.convert._tree import (
 __all__ = ["find_content", "is_docs_page"]
 
 #: DocBook (PostgreSQL, ...) pages: the one division between the navheader and footer.
-_DOCBOOK = ", ".join(
-    f"body > div.{name}"
-    for name in (
-        "book", "part", "chapter", "appendix", "preface", "reference", "refentry", "article",
-        "sect1", "sect2", "sect3", "section", "index", "glossary", "bibliography", "set",
-        "colophon", "legalnotice", "partintro",
-    )
-)  # fmt: skip
+_DOCBOOK = (
+    "body > div:is(.book, .part, .chapter, .appendix, .preface, .reference, .refentry, "
+    ".article, .sect1, .sect2, .sect3, .section, .index, .glossary, .bibliography, .set, "
+    ".colophon, .legalnotice, .partintro)"
+)
 #: Containers only documentation themes use: a page with one is a docs page.
 _THEME_CONTAINERS = (
     "#apicontent",  # Node.js API docs
@@ -96,6 +93,12 @@ def _visible(node: LexborNode) -> bool:
     return True
 
 
+def _has_text(node: LexborNode) -> bool:
+    """``node.text().strip() != ""``, stopping at the first text that is not blank."""
+    texts = (part for part in node.traverse(include_text=True) if part.tag == "-text")
+    return any((part.text_content or "").strip() for part in texts)
+
+
 def is_docs_page(body: LexborNode) -> bool:
     """Whether the page says it was made by a documentation tool.
 
@@ -123,9 +126,12 @@ def find_content(body: LexborNode, page_title: str | None = None) -> tuple[Lexbo
         (docs, _LANDMARKS),
     )
     for found_docs, selectors in groups:
+        # One walk rules out the whole group (a page holds few of these containers).
+        if not selectors or body.css_first(", ".join(selectors)) is None:
+            continue
         for selector in selectors:
             for node in body.css(selector):
-                if _visible(node) and node.text(deep=True).strip():
+                if _visible(node) and _has_text(node):
                     _adopt_title_block(node, page_title)
                     return node, found_docs
     densest = _densest(body)

@@ -28,7 +28,7 @@ from sitelore.core.convert._codetables import fill_slots, slot_code_tables
 from sitelore.core.convert._structure import prepare_structure, unwrap_layout_tables
 from sitelore.core.convert._tree import classes, move_children, within
 from sitelore.core.fences import closes_fence, opening_fence
-from sitelore.core.links import link_resolver
+from sitelore.core.links import LinkCache, link_resolver
 
 __all__ = ["content_to_markdown"]
 
@@ -47,8 +47,8 @@ _LANG_ALIASES = {"default": "python", "python3": "python", "py3": "python", "non
 _LANG_OK = re.compile(r"^[A-Za-z0-9_+#.-]{1,32}$")
 
 _ADMONITIONS = (
-    ".admonition, .admonitionblock, .markdown-alert, .theme-admonition, "
-    "div.note, div.tip, div.warning, div.caution, div.important, div.seealso, div.hint"
+    "[class]:is(.admonition, .admonitionblock, .markdown-alert, .theme-admonition), "
+    "div:is(.note, .tip, .warning, .caution, .important, .seealso, .hint)"
 )
 _ADMONITION_TITLES = (
     ".admonition-title, .markdown-alert-title, .admonition-heading, td.icon, "
@@ -71,7 +71,8 @@ _NEEDS_MARKING = re.compile(r"[\[\]<>*_`]")
 _LEADING_RULE = "---\n\n"
 _TRAILING_RULE = "\n\n---"
 _CODE_TAGS = frozenset({"pre", "code", "kbd", "samp", "tt", "script", "style"})
-_INLINE_CODE = "code, kbd, samp, tt"
+#: Inline code: every <pre> now holds one <code> of plain text (see _prepare_code).
+_INLINE_CODE = ":not(pre) > :is(code, kbd, samp, tt)"
 _PRE = ("pre",)
 #: A run of whitespace holding a line break: one space where a browser shows it.
 _SOURCE_BREAK = re.compile(r"[ \t]*\n\s*")
@@ -129,10 +130,9 @@ def _lang_of(node: LexborNode | None, *, bare: bool) -> str | None:
         for prefix in _LANG_PREFIXES:
             if lower.startswith(prefix) and len(lower) > len(prefix):
                 return name[len(prefix) :]
-    if "sourceCode" in names:
-        others = [name for name in names if name != "sourceCode"]
-        if others:
-            return others[0]
+    others = [name for name in names if name != "sourceCode"]
+    if "sourceCode" in names and others:
+        return others[0]
     if bare:
         for name in names:
             if name.lower() in _KNOWN_LANGS:
@@ -159,12 +159,15 @@ def _code_text(pre: LexborNode) -> str:
 
 
 def _prepare_code(tree: LexborHTMLParser, content: LexborNode) -> None:
-    for pre in content.css("pre"):
-        # css() matches the node itself too: look at the children.
-        if pre.parent is not None and any(child.tag == "pre" for child in pre.iter()):
-            pre.unwrap()
-    # Outermost only: decomposing a block frees any <pre> nested deeper in it.
-    for pre in [pre for pre in content.css("pre") if not within(pre, _PRE)]:
+    pres = content.css("pre")
+    if any(within(pre, _PRE) for pre in pres):  # rare: a <pre> inside another
+        for pre in pres:
+            # css() matches the node itself too: look at the children.
+            if pre.parent is not None and any(child.tag == "pre" for child in pre.iter()):
+                pre.unwrap()
+        # Outermost only: decomposing a block frees any <pre> nested deeper in it.
+        pres = [pre for pre in content.css("pre") if not within(pre, _PRE)]
+    for pre in pres:
         code = pre.css_first("code")
         lang = _code_language(pre, code)
         fresh = tree.create_node("pre")
@@ -188,9 +191,7 @@ def _collapse_inline_code(content: LexborNode) -> None:
     """
     found: dict[int, tuple[LexborNode, str]] = {}  # nested code elements share text nodes
     for code in content.css(_INLINE_CODE):
-        # Every <pre> now holds one <code> of plain text (see _prepare_code).
-        parent = code.parent
-        if (parent is not None and parent.tag == "pre") or "\n" not in code.text(deep=True):
+        if "\n" not in code.text(deep=True):
             continue
         for node in code.traverse(include_text=True):
             text = node.text_content or "" if node.tag == "-text" else ""
@@ -268,6 +269,9 @@ def _to_markdown(html: str) -> str:
 
 def _escape_text(content: LexborNode) -> None:
     """Escape ``<`` in text outside code, and a ``!`` that would turn a link into an image."""
+    whole = content.text(deep=True)
+    if "<" not in whole and "!" not in whole:
+        return  # most pages: one native pass instead of a Python walk of every node
     found: list[tuple[LexborNode, str]] = []
     for node in content.traverse(include_text=True):
         if node.tag != "-text":
@@ -324,7 +328,7 @@ def _tidy(markdown: str) -> str:
     for line in markdown.split("\n"):
         if fence:
             out.append(line)
-            if closes_fence(line, fence):
+            if fence in line and closes_fence(line, fence):  # most code lines fail the first
                 fence, just_closed = "", True
             continue
         previous = out[-1] if out else ""
@@ -339,16 +343,14 @@ def _tidy(markdown: str) -> str:
     return "\n".join(out)
 
 
-def content_to_markdown(tree: LexborHTMLParser, content: LexborNode, base_url: str) -> str:
-    """Prepare ``content`` in place and return it as Markdown."""
-    cache: dict[str, str | None] = {}
-    resolve_one = link_resolver(base_url, keep_fragment=True, allow_mailto=True)
-
-    def resolve(href: str) -> str | None:
-        if href not in cache:
-            cache[href] = resolve_one(href)
-        return cache[href]
-
+def content_to_markdown(
+    tree: LexborHTMLParser, content: LexborNode, base_url: str, link_cache: LinkCache | None = None
+) -> str:
+    """Prepare ``content`` in place and return it as Markdown (``link_cache``: the crawl's)."""
+    # Remembered per page: pages repeat their hrefs (tables of contents, images).
+    resolve = functools.cache(
+        link_resolver(base_url, keep_fragment=True, allow_mailto=True, cache=link_cache)
+    )
     _prepare_code(tree, content)
     _collapse_inline_code(content)
     prepare_structure(tree, content)

@@ -33,6 +33,8 @@ from sitelore.core.convert._tree import classes, move_children, remove_outermost
 __all__ = ["prepare_structure", "unwrap_layout_tables"]
 
 _HEADINGS = "h1, h2, h3, h4, h5, h6"
+#: Headings this pass rewrites: rustdoc code headers, and those holding a link to a fragment.
+_CODE_HEADERS = f".code-header:is({_HEADINGS}), :is({_HEADINGS}) a[href^='#']"
 _SECTIONING = frozenset({"section", "h1", "h2", "h3", "h4", "h5", "h6"})
 #: Classes that mark a definition list as API descriptions (Sphinx domains).
 _API_DL_CLASSES = frozenset(
@@ -43,6 +45,10 @@ _API_DL_CLASSES = frozenset(
 _BLOCKS = "p, ul, ol, dl, pre, div, table, blockquote, h1, h2, h3, h4, h5, h6"
 _FOOTNOTE_REFS = "a.footnote-reference"
 _FOOTNOTES = "aside.footnote, dl.footnote > dt, div.footnote"
+#: Whatever the summaries, footnotes, definition lists, item and grid tables passes look for.
+_GENERATED = (
+    "summary, dl, aside.footnote, div.footnote, div.item-left, div.item-table, div.summary-table"
+)
 
 
 def _code_paragraph(tree: LexborHTMLParser, text: str, tag: str = "p") -> LexborNode:
@@ -54,9 +60,8 @@ def _code_paragraph(tree: LexborHTMLParser, text: str, tag: str = "p") -> Lexbor
 
 
 def _prepare_code_headers(content: LexborNode) -> None:
-    for summary in content.css("summary"):
-        if summary.css_first(_HEADINGS) is not None:
-            summary.unwrap()
+    if content.css_first(_CODE_HEADERS) is None:
+        return  # most pages: one query, not one per heading
     for heading in content.css(_HEADINGS):
         if "code-header" in classes(heading):
             # rustdoc breaks long parameter lists after "(": no space belongs there.
@@ -188,12 +193,7 @@ def _prepare_definition_lists(tree: LexborHTMLParser, content: LexborNode) -> No
     for dl in reversed(content.css("dl")):
         if dl.parent is None:
             continue
-        if _is_api_list(dl):
-            kind = "signature"
-        elif _is_outline(dl):
-            kind = "outline"
-        else:
-            kind = "term"
+        kind = "signature" if _is_api_list(dl) else "outline" if _is_outline(dl) else "term"
         _dl_to_list(tree, dl, kind)
 
 
@@ -319,10 +319,17 @@ def unwrap_layout_tables(tree: LexborHTMLParser, content: LexborNode) -> None:
 
 def prepare_structure(tree: LexborHTMLParser, content: LexborNode) -> None:
     """Rewrite layout lists, code headers, footnotes and definition lists in ``content``."""
+    # One query tells whether the generator-specific rewrites have anything to do (rarely):
+    # the rewrites before them only move or remove, so they cannot make anything match.
+    generated = content.css_first(_GENERATED) is not None
     _unwrap_layout_lists(content)
     _prepare_table_rows(content)
+    for summary in content.css("summary") if generated else ():
+        if summary.css_first(_HEADINGS) is not None:
+            summary.unwrap()
     _prepare_code_headers(content)
-    _prepare_footnotes(tree, content)
-    _prepare_definition_lists(tree, content)
-    _prepare_item_tables(tree, content)
-    _prepare_grid_tables(tree, content)
+    if generated:
+        _prepare_footnotes(tree, content)
+        _prepare_definition_lists(tree, content)
+        _prepare_item_tables(tree, content)
+        _prepare_grid_tables(tree, content)

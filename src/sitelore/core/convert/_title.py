@@ -42,10 +42,8 @@ def _segments(title: str) -> list[str]:
 
 def _matching_segment(heading: str, title: str | None) -> str | None:
     """The part of ``title`` that names the same thing as ``heading``, if any."""
-    if not title:
-        return None
     wanted = _norm(heading)
-    if not wanted:
+    if not title or not wanted:
         return None
     whole = _norm(title)
     if whole == wanted:

@@ -53,9 +53,7 @@ def squashed_text(node: LexborNode) -> str:
 def is_hidden(node: LexborNode) -> bool:
     """Whether ``node`` itself is hidden by ``hidden``, ``aria-hidden`` or inline style."""
     attrs = node.attributes
-    if "hidden" in attrs:
-        return True
-    if (attrs.get("aria-hidden") or "").strip().lower() == "true":
+    if "hidden" in attrs or (attrs.get("aria-hidden") or "").strip().lower() == "true":
         return True
     style = attrs.get("style")
     return bool(style and _HIDDEN_STYLE.search(style))
@@ -63,7 +61,7 @@ def is_hidden(node: LexborNode) -> bool:
 
 def text_length(node: LexborNode) -> int:
     """Characters of visible-looking text under ``node``, whitespace excluded."""
-    return sum(len(part) for part in node.text(deep=True, separator=" ").split())
+    return len("".join(node.text(deep=True, separator=" ").split()))
 
 
 def link_text_length(node: LexborNode) -> int:
@@ -110,7 +108,7 @@ def outermost(
     for node in nodes:
         if node.mem_id == root_id or node.mem_id in marked:
             continue
-        if _has_marked_ancestor(node, marked, root):
+        if marked and _has_marked_ancestor(node, marked, root):
             continue
         if keep_if is not None and keep_if(node):
             continue
