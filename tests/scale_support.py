@@ -25,9 +25,13 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import psycopg
 import pytest
+
+if TYPE_CHECKING:
+    from sitelore.adapters.frontier_redis import RedisFrontier
 from aiohttp import web
 
 from sitelore.adapters.frontier_redis import RedisFrontier, decode_item
@@ -103,6 +107,20 @@ def namespace_url() -> tuple[str, str]:
     require_redis()
     namespace = "sltest-" + uuid.uuid4().hex[:12]
     return f"{REDIS}?namespace={namespace}", namespace
+
+
+@contextlib.asynccontextmanager
+async def fresh_frontier() -> AsyncIterator[tuple[str, RedisFrontier]]:
+    """A Redis frontier in a namespace of its own (and its URL); closed and deleted after."""
+    from sitelore.adapters.frontier_redis import RedisFrontier
+
+    url, namespace = namespace_url()
+    client = await RedisFrontier.connect(url)
+    try:
+        yield url, client
+    finally:
+        await client.aclose()
+        await delete_namespace(namespace)
 
 
 async def delete_namespace(namespace: str) -> int:

@@ -14,6 +14,7 @@ from tests.scale_support import (
     REDIS,
     crawl_keys,
     delete_namespace,
+    fresh_frontier,
     held_urls,
     namespace_url,
     require_redis,
@@ -36,13 +37,8 @@ CRAWL = "c1"
 
 @pytest.fixture
 async def frontier() -> AsyncIterator[RedisFrontier]:
-    url, namespace = namespace_url()
-    client = await RedisFrontier.connect(url)
-    try:
+    async with fresh_frontier() as (_, client):
         yield client
-    finally:
-        await client.aclose()
-        await delete_namespace(namespace)
 
 
 @pytest.fixture

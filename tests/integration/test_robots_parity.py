@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from tests.fakes import FakeFetcher, Route, page
-from tests.scale_support import delete_namespace, namespace_url
+from tests.scale_support import fresh_frontier
 
 from sitelore.adapters.clock import SystemClock
 from sitelore.adapters.frontier_redis import RedisFrontier
@@ -60,13 +60,8 @@ def _robots_budgets(fetcher: FakeFetcher) -> dict[str, float | None]:
 
 @pytest.fixture
 async def frontier() -> AsyncIterator[RedisFrontier]:
-    url, namespace = namespace_url()
-    client = await RedisFrontier.connect(url)
-    try:
+    async with fresh_frontier() as (_, client):
         yield client
-    finally:
-        await client.aclose()
-        await delete_namespace(namespace)
 
 
 async def test_a_local_crawl_gives_robots_txt_the_page_budget(tmp_path: Path) -> None:

@@ -15,10 +15,9 @@ import pytest
 from tests.scale_support import (
     SiteSpec,
     arrivals,
-    delete_namespace,
+    fresh_frontier,
     held_urls,
     min_gaps,
-    namespace_url,
     serve_hosts,
     start_worker,
     temp_database,
@@ -47,13 +46,8 @@ def database() -> Iterator[str]:
 
 @pytest.fixture
 async def frontier() -> AsyncIterator[tuple[str, RedisFrontier]]:
-    url, namespace = namespace_url()
-    client = await RedisFrontier.connect(url)
-    try:
-        yield url, client
-    finally:
-        await client.aclose()
-        await delete_namespace(namespace)
+    async with fresh_frontier() as pair:
+        yield pair
 
 
 def _settings(store: str) -> Settings:
