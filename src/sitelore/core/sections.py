@@ -41,8 +41,9 @@ __all__ = [
 #: is longer (a code block or table is never cut).
 SECTION_TOKENS = 400
 #: Bump when the splitter changes what it cuts or indexes: stores cut older documents
-#: again when they open (2: block quote markers left out of the text).
-SECTIONS_VERSION = 2
+#: again when they open (2: block quote markers left out of the text; 3: line breaks
+#: in table cells and the tags of tables written as HTML left out too).
+SECTIONS_VERSION = 3
 
 _HEADING = re.compile(r"^(#{1,6})[ \t]+(.*?)[ \t]*$")
 # html-to-markdown writes a heading inside <summary> (rustdoc's methods) as "**#### x**".
@@ -71,6 +72,11 @@ _STAR_EMPHASIS = re.compile(_STARS)
 _EMPHASIS = re.compile(r"__(?<!\\__)|" + _STARS)  # and "__", not escaped
 _ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
 _SPACES = re.compile(r"[ \t\u00a0]+")
+# A line break inside a table cell (``<br>``, as html-to-markdown writes it), matched
+# after any code span so that a "`<br>`" in the text stays.
+_BREAK = re.compile(r"`[^`]*`|<br ?/?>", re.IGNORECASE)
+# A line holding one tag of a table written as HTML (``convert._codetables``): markup.
+_TABLE_TAG = re.compile(r"^[ \t]*</?(?:table|tr|th|td)(?: (?:col|row)span=\"\d+\")*>[ \t]*$")
 _QUOTE = re.compile(r"^(?:[ \t]{0,3}>)+[ \t]?")
 _FIRST_GROUP = operator.itemgetter(1)  # a match's first group: faster than r"\1"
 
@@ -233,6 +239,8 @@ def _inline(text: str) -> str:
         text = _LINK.sub(_FIRST_GROUP, _IMAGE.sub(_FIRST_GROUP, text))
     if "<" in text:
         text = _AUTOLINK.sub("", text)
+        if "<br" in text or "<BR" in text:
+            text = _BREAK.sub(_space_unless_code, text)
     if ":" in text and "://" in text:  # most lines have no ":" (a faster test)
         text = _BARE_URL.sub("", text)
     text = text.replace("`", "")
@@ -245,11 +253,17 @@ def _inline(text: str) -> str:
     return text
 
 
+def _space_unless_code(match: re.Match[str]) -> str:
+    found = match.group()
+    return found if found.startswith("`") else " "
+
+
 def plain_text(markdown: str) -> str:
     """The words of a block (or more) of Markdown, as indexed and shown in snippets.
 
-    Fence lines, table rules and pipes, block quote markers, link targets, bare URLs,
-    backticks and emphasis marks go; code keeps its text; runs of spaces become one.
+    Fence lines, table rules and pipes, the tags of tables written as HTML, line breaks
+    in cells (``<br>``), block quote markers, link targets, bare URLs, backticks and
+    emphasis marks go; code keeps its text; runs of spaces become one.
 
     >>> plain_text("See [json](https://x/json.html) and `os.path`\\n| a |  b |\\n|---|---|")
     'See json and os.path\\na b'
@@ -269,6 +283,8 @@ def plain_text(markdown: str) -> str:
         if fence:
             continue
         if "|" in line and _TABLE_RULE.match(line):
+            continue
+        if "<" in line and _TABLE_TAG.match(line):
             continue
         heading = heading_line(line)
         if heading is not None:
