@@ -141,6 +141,14 @@ def test_help_still_shows(args: list[str], shown: str, capsys: pytest.CaptureFix
     assert err == ""
 
 
+@pytest.mark.parametrize("args", [["--version"], ["version"], ["--version", "crawl"]])
+def test_version_prints_and_exits(args: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    from sitelore import __version__
+
+    code, out, err = run_cli(args, capsys)
+    assert (code, out.strip(), err) == (0, f"sitelore {__version__}", "")
+
+
 # -- global options before the command name --------------------------------------------------
 
 

@@ -174,8 +174,26 @@ def invocation() -> Iterator[None]:
         _globals.reset(token)
 
 
+def _print_version(wanted: bool) -> None:
+    """``--version``: print the version and stop, before any command runs."""
+    if wanted:
+        from sitelore import __version__
+
+        out_console.print(f"sitelore {__version__}")
+        raise typer.Exit
+
+
 @app.callback()
-def _global(config: ConfigOpt = None, debug: DebugOpt = False) -> None:
+def _global(
+    config: ConfigOpt = None,
+    debug: DebugOpt = False,
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_print_version, is_eager=True, help="Print the version and exit."
+        ),
+    ] = False,
+) -> None:
     """Turn documentation sites into a local, searchable Markdown store, politely and safely."""
     _globals.set(GlobalOptions(config=config, debug=debug))
 
