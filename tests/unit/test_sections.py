@@ -123,10 +123,12 @@ def test_heading_lines(line: str, expected: tuple[int, str, str | None] | None) 
         ("__init__ and **x** \\*y\\* a*b*", "init and x *y* a*b"),
         ("see <https://x/y>, ftp://h/f and a:b", "see , and a:b"),
         ("\t```\n> *x*\n\t```\nafter", "> *x*\nafter"),  # a fence may follow a tab here
-        ("| `.key`<br>`.\"$v\"` | member<br/>accessor<BR />x |", ".key .\"$v\" member accessor x"),
+        ('| `.key`<br>`."$v"` | member<br/>accessor<BR />x |', '.key ."$v" member accessor x'),
         ("use `<br>` or `a<br>b`, not <br>", "use <br> or a<br>b, not"),
-        ("<table>\n<tr>\n<td colspan=\"2\">\n\n`ascii` ( text )\n\n</td>\n</tr>\n</table>",
-         "ascii ( text )"),
+        (
+            '<table>\n<tr>\n<td colspan="2">\n\n`ascii` ( text )\n\n</td>\n</tr>\n</table>',
+            "ascii ( text )",
+        ),
         ("  <tr>\n<tr><th>Name:</th><td>x</td></tr>", "<tr><th>Name:</th><td>x</td></tr>"),
     ],
 )
