@@ -8,6 +8,7 @@ snippets (``_pg_text``) and need no database.
 from __future__ import annotations
 
 import asyncio
+import logging
 import random
 import re
 import unicodedata
@@ -443,7 +444,7 @@ async def test_get_list_delete_and_count(store: PostgresStore) -> None:
 
 
 async def test_documents_without_sections_are_sectioned_on_open_and_by_reindex(
-    store: PostgresStore, pg_database: str
+    store: PostgresStore, pg_database: str, caplog: pytest.LogCaptureFixture
 ) -> None:
     await store.upsert(_doc("https://a.test/x", "Old", "# Walrus {#w}\n\nold walrus"), _meta())
     _sql(pg_database, "DELETE FROM sitelore_sections")  # as a store made before sections
@@ -451,10 +452,15 @@ async def test_documents_without_sections_are_sectioned_on_open_and_by_reindex(
 
     reopened = PostgresStore(pg_database)
     try:
-        await reopened.open()
+        with caplog.at_level(logging.WARNING):
+            await reopened.open()
+        (notice,) = [r.getMessage() for r in caplog.records]
+        assert "cutting 1 documents into search sections again" in notice
         (hit,) = await reopened.search("walrus")
         assert hit.anchor_url == "https://a.test/x#w"
+        caplog.clear()
         assert await reopened.reindex() == 1
+        assert caplog.records == []
         assert len(await reopened.search("walrus")) == 1
     finally:
         await reopened.close()

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import builtins
 import dataclasses
+import logging
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any, ClassVar, NamedTuple, TypeVar
@@ -60,12 +61,15 @@ __all__ = [
     "best_sections",
     "candidates",
     "check_version",
+    "count_stale",
     "replace_sections",
     "section_rows",
     "upsert_row",
 ]
 
 _T = TypeVar("_T")
+
+log = logging.getLogger(__name__)
 
 #: Vectors read per round trip when a model's matrix is read.
 PAGE = 5000
@@ -170,6 +174,7 @@ _ANY_VECTOR = "SELECT EXISTS (SELECT 1 FROM sitelore_section_vectors WHERE model
 _GENERATION = "SELECT generation FROM sitelore_vector_generation WHERE id = 1"
 _DELETE_SECTIONS = "DELETE FROM sitelore_sections WHERE document_pk = %s"
 _MARK_SECTIONS = "UPDATE sitelore_documents SET sections_version = %s WHERE pk = %s"
+_COUNT_STALE = "SELECT count(*) AS n FROM sitelore_documents WHERE sections_version < %s"
 _SCAN = """
 SELECT section_pk, vector FROM sitelore_section_vectors
 WHERE model = %s AND section_pk > %s ORDER BY section_pk LIMIT %s
@@ -225,6 +230,24 @@ def section_rows(
         }
         for section in (split_sections(markdown) if cut is None else cut)
     ]
+
+
+def count_stale(shown: str) -> Step[int]:
+    """How many documents' sections are older than the splitter; says so when any are.
+
+    A store opened by a newer sitelore cuts them all again before it answers (about a
+    millisecond each): a large store would otherwise seem to hang, once, for minutes.
+    """
+    row = yield from fetch_one(_COUNT_STALE, (SECTIONS_VERSION,))
+    stale = int(row["n"])
+    if stale:
+        log.warning(
+            "%s: cutting %d documents into search sections again "
+            "(this sitelore splits them differently; once)",
+            shown,
+            stale,
+        )
+    return stale
 
 
 def replace_sections(pk: int, insert: str, rows: list[dict[str, Any]]) -> Step[None]:

@@ -59,7 +59,14 @@ from sitelore.adapters.store._pg_text import (
 )
 from sitelore.adapters.store._ranking import candidate_sizes, rank_pages, wanted
 from sitelore.adapters.store._rows import aware, document_id, document_params, utc, utc_now
-from sitelore.adapters.store._shared import Dialect, StoreBase, Upsert, check_version, upsert_row
+from sitelore.adapters.store._shared import (
+    Dialect,
+    StoreBase,
+    Upsert,
+    check_version,
+    count_stale,
+    upsert_row,
+)
 from sitelore.adapters.store._snippet import Column, Phrase, chunks, has_match, snippet
 from sitelore.adapters.store._steps import Step, run_pg
 from sitelore.core.errors import ConfigError, StoreError
@@ -168,8 +175,13 @@ def _matching_phrases(
     return [[alike.get(stems.get(word, ""), set()) for word in phrase] for phrase in phrases]
 
 
-async def _catch_up(conn: _Conn) -> int:
-    """Cut again the documents whose sections are missing or stale, a batch per transaction."""
+async def _catch_up(conn: _Conn, shown: str | None = None) -> int:
+    """Cut again the documents whose sections are missing or stale, a batch per transaction.
+
+    ``shown`` (the store's name) on opening: say how many first, when there are any.
+    """
+    if shown is not None and not await run_pg(conn, count_stale(shown)):
+        return 0
     done = 0
     while True:
         async with conn.transaction():
@@ -232,7 +244,7 @@ class PostgresStore(StoreBase):
             conn = await self._connect()
             try:
                 await self._migrate(conn)
-                await _catch_up(conn)
+                await _catch_up(conn, self._shown)
             except BaseException:
                 await conn.close()
                 raise

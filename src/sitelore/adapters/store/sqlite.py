@@ -65,7 +65,14 @@ from sitelore.adapters.store._rows import (
     time_to_text,
     utc_now,
 )
-from sitelore.adapters.store._shared import Dialect, StoreBase, Upsert, check_version, upsert_row
+from sitelore.adapters.store._shared import (
+    Dialect,
+    StoreBase,
+    Upsert,
+    check_version,
+    count_stale,
+    upsert_row,
+)
 from sitelore.adapters.store._steps import Step, run_sqlite
 from sitelore.core.errors import NoStoreError, StoreError, StoreLocationError
 from sitelore.core.models import Document, FetchMeta, SearchHit, UpsertResult
@@ -239,9 +246,9 @@ def _migrate(conn: sqlite3.Connection) -> None:
             conn.execute(f"PRAGMA user_version = {target:d}")
 
 
-def _section_stale(conn: sqlite3.Connection, *, everything: bool = False) -> int:
+def _section_stale(conn: sqlite3.Connection, shown: str, *, everything: bool = False) -> int:
     """Cut again the documents whose sections are missing or older than the splitter."""
-    if not everything and not sections.has_stale(conn):
+    if not everything and not (sections.has_stale(conn) and run_sqlite(conn, count_stale(shown))):
         return 0
     done = 0
     batches = sections.stale_batches(conn, everything=everything)
@@ -331,7 +338,7 @@ def _connect(location: str, *, uri: str | None = None, create: bool = True) -> s
         conn.execute("PRAGMA synchronous = NORMAL")
         conn.execute("PRAGMA foreign_keys = ON")
         _migrate(conn)
-        _section_stale(conn)
+        _section_stale(conn, location)
     except sqlite3.Error as exc:
         conn.close()
         raise _open_error(location, exc) from exc
@@ -550,7 +557,7 @@ class SQLiteStore(StoreBase):
     async def reindex(self) -> int:
         """Cut every document into sections again; how many documents were cut."""
         with self._connection("reindex") as conn:
-            return _section_stale(conn, everything=True)
+            return _section_stale(conn, self._location, everything=True)
 
     # -- section vectors (semantic extra; the rest in _shared) ---------------------------
 
