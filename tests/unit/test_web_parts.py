@@ -28,6 +28,11 @@ HOSTILE = [
     ("<iframe src=http://a.test/></iframe>", "<iframe"),
     ("<style>body{}</style>", "<style"),
     ('## Title {#a" onclick="x}', "onclick="),
+    # Only the converter's own table markup passes as HTML, and only as it writes it.
+    ('<tr onclick="x">\n<td>', "onclick="),
+    ("<table>\n<td>\n\n<img src=x onerror=alert(1)>", "<img"),
+    ('<td colspan="2" onmouseover="x">', "onmouseover="),
+    ("| a |\n|---|\n| <br onclick=x> |", "onclick="),
 ]
 
 
@@ -59,8 +64,17 @@ def test_hostile_markdown_renders_inert(markdown: str, absent: str) -> None:
         ("![a diagram](x.png)", "[image: a diagram]"),
         ("| a |\n|---|\n| 1 |", "<td>1</td>"),
         ("<b>kept as text</b>", "&lt;b&gt;kept as text&lt;/b&gt;"),
+        # The converter's markup: a cell's line break and a table whose cells hold blocks.
+        ("| a |\n|---|\n| one<br>two |", "<td>one<br>two</td>"),
+        ("| a |\n|---|\n| `<br>` |", "<td><code>&lt;br&gt;</code></td>"),
+        ('<table>\n<tr>\n<td rowspan="2">\n\n*x*\n\n</td>\n</tr>\n</table>',
+         '<td rowspan="2">\n<p><em>x</em></p>\n</td>'),
+        ("- item\n\n  <table>\n  <tr>\n  <td>\n\n  y\n\n  </td>\n  </tr>\n  </table>",
+         "<td>\n<p>y</p>\n</td>"),
+        ("<tr><td>x</td></tr>", "<p>&lt;tr&gt;&lt;td&gt;x&lt;/td&gt;&lt;/tr&gt;</p>"),
+        ("    <table>", "<pre><code>&lt;table&gt;"),
     ],
-)
+)  # fmt: skip
 def test_safe_markdown_still_renders(markdown: str, expected: str) -> None:
     assert expected in render_markdown(markdown)
 
@@ -182,3 +196,20 @@ def test_the_gate_leaves_machine_routes_alone(path: str, ui: bool) -> None:
 )
 def test_live_skips_read_as_one_line(skipped: dict[str, int], line: str) -> None:
     assert skipped_line(skipped) == line
+
+
+def test_a_table_the_converter_wrote_as_html_renders_as_a_table() -> None:
+    """Its cells hold code blocks (DocBook's function tables): the UI shows a table."""
+    from sitelore.core.convert import html_to_document
+
+    page = (
+        "<html><body><main><h1>Functions</h1><table><tr><th>Function</th></tr>"
+        '<tr><td colspan="2"><p><code>ascii(text)</code> gives a code.</p>'
+        "<pre>SELECT ascii('x');</pre></td></tr></table></main></body></html>"
+    )
+    markdown = html_to_document(page, "https://a.test/f").markdown
+    assert '<td colspan="2">' in markdown  # written as HTML: a GFM cell holds no code block
+    html = render_markdown(markdown)
+    assert '<td colspan="2">' in html
+    assert "<pre><code>SELECT ascii('x');" in html
+    assert "&lt;t" not in html

@@ -23,6 +23,7 @@ from typing import NamedTuple
 
 from sitelore.core.fences import closes_fence, opening_fence
 from sitelore.core.models import Document, Section
+from sitelore.core.rawhtml import LINE_BREAK, is_table_tag_line
 
 __all__ = [
     "SECTIONS_VERSION",
@@ -72,11 +73,9 @@ _STAR_EMPHASIS = re.compile(_STARS)
 _EMPHASIS = re.compile(r"__(?<!\\__)|" + _STARS)  # and "__", not escaped
 _ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
 _SPACES = re.compile(r"[ \t\u00a0]+")
-# A line break inside a table cell (``<br>``, as html-to-markdown writes it), matched
-# after any code span so that a "`<br>`" in the text stays.
-_BREAK = re.compile(r"`[^`]*`|<br ?/?>", re.IGNORECASE)
-# A line holding one tag of a table written as HTML (``convert._codetables``): markup.
-_TABLE_TAG = re.compile(r"^[ \t]*</?(?:table|tr|th|td)(?: (?:col|row)span=\"\d+\")*>[ \t]*$")
+# A line break inside a table cell, matched after any code span so that a "`<br>`" in
+# the text stays.
+_BREAK = re.compile(r"`[^`]*`|" + LINE_BREAK.pattern, re.IGNORECASE)
 _QUOTE = re.compile(r"^(?:[ \t]{0,3}>)+[ \t]?")
 _FIRST_GROUP = operator.itemgetter(1)  # a match's first group: faster than r"\1"
 
@@ -284,7 +283,7 @@ def plain_text(markdown: str) -> str:
             continue
         if "|" in line and _TABLE_RULE.match(line):
             continue
-        if "<" in line and _TABLE_TAG.match(line):
+        if is_table_tag_line(line):
             continue
         heading = heading_line(line)
         if heading is not None:

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 from sitelore.core.convert._tree import outermost
+from sitelore.core.rawhtml import table_tag
 
 __all__ = ["fill_slots", "slot_code_tables"]
 
@@ -24,21 +25,22 @@ _TABLE_SLOT = re.compile(r"^([ >]*)" + _TABLE_MARK + r"(\d+)" + _TABLE_MARK + r"
 
 def _html_table(table: LexborNode, to_markdown: Callable[[str], str]) -> str:
     """``table`` as an HTML table whose cells hold Markdown (blank lines around it)."""
-    lines = ["<table>"]
+    lines = [table_tag("table")]
     for row in table.css("tr"):
-        lines.append("<tr>")
+        lines.append(table_tag("tr"))
         for cell in row.iter():
             if cell.tag not in ("td", "th"):
                 continue
-            span = "".join(
-                f' {name}="{value}"'
+            spans = {
+                name: value
                 for name in ("colspan", "rowspan")
                 if (value := cell.attributes.get(name)) and value.isdigit()
-            )
-            lines += [f"<{cell.tag}{span}>", "", to_markdown(cell.inner_html or "").strip(), ""]
-            lines.append(f"</{cell.tag}>")
-        lines.append("</tr>")
-    lines.append("</table>")
+            }
+            opening = table_tag(cell.tag, spans=spans)
+            lines += [opening, "", to_markdown(cell.inner_html or "").strip(), ""]
+            lines.append(table_tag(cell.tag, closing=True))
+        lines.append(table_tag("tr", closing=True))
+    lines.append(table_tag("table", closing=True))
     return "\n".join(lines)
 
 
