@@ -681,3 +681,23 @@ class TestHtmlView:
         view = html_view(self.PAGE, "https://docs.example/p")
         assert "<nav" not in view.html
         assert "Body text here." in view.html
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        ("more than 2<sup>31</sup> ids", "more than 2^31 ids"),
+        ("x<sup>12</sup> + x<sup>5</sup> + 1", "x^12 + x^5 + 1"),
+        ("within 10<sup>-6</sup> s", "within 10^-6 s"),
+        ("2<sup>n-1</sup> and e<sup>x</sup>", "2^(n-1) and e^x"),
+        ("O(n<sup>2</sup>) and (a+b)<sup>2</sup>", "O(n^2) and (a+b)^2"),
+        ("the 1<sup>st</sup> one, Acme<sup>TM</sup>", "the 1st one, AcmeTM"),  # marks
+        ("a <sup>3</sup> alone", "a 3 alone"),  # no base before it
+        ("x<sup>\u2020</sup>", "x\u2020"),
+        ('a note<sup><a href="https://a.test/n">1</a></sup>', "a note[1](https://a.test/n)"),
+        ("<code>a<sup>2</sup></code>", "`a2`"),  # code keeps its text
+    ],
+)
+def test_exponents_keep_their_meaning(body: str, expected: str) -> None:
+    """html-to-markdown writes 2<sup>31</sup> as "231": a different number."""
+    assert markdown_of(f"<h1>T</h1><p>{body}</p>").split("\n\n", 1)[1] == expected

@@ -21,14 +21,26 @@ Run on the cleaned content before it is written as Markdown, in place:
   columns, gtk-doc's title block and code listings), which html-to-markdown would
   squash into one table row or write as lists nested one space deep;
 - footnotes (docutils ``aside.footnote``, ``dl.footnote``) become GFM footnotes:
-  references ``[^1]`` and definitions ``[^1]: text``.
+  references ``[^1]`` and definitions ``[^1]: text``;
+- an exponent (``2<sup>31</sup>``, ``x<sup>n-1</sup>``) is written with a caret
+  (``2^31``, ``x^(n-1)``): Markdown has no superscript, and html-to-markdown would
+  write ``231``. Ordinals and marks (``1<sup>st</sup>``, ``<sup>TM</sup>``), links
+  (footnote references) and code keep their text as it is.
 """
 
 from __future__ import annotations
 
+import re
+
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
-from sitelore.core.convert._tree import classes, move_children, remove_outermost, squashed_text
+from sitelore.core.convert._tree import (
+    classes,
+    move_children,
+    remove_outermost,
+    squashed_text,
+    within,
+)
 
 __all__ = ["prepare_structure", "unwrap_layout_tables"]
 
@@ -49,6 +61,38 @@ _FOOTNOTES = "aside.footnote, dl.footnote > dt, div.footnote"
 _GENERATED = (
     "summary, dl, aside.footnote, div.footnote, div.item-left, div.item-table, div.summary-table"
 )
+
+
+#: What an exponent holds: a number, a letter or a short expression of them.
+_EXPONENT = re.compile(
+    r"[-+\u2212]?(?:\d[\w.]*|[A-Za-z]\w{0,2}|[\w.()+*/\u2212 -]*\d[\w.()+*/\u2212 -]*)"
+)
+#: An exponent written after the caret as it is; any other goes in parentheses.
+_PLAIN_EXPONENT = re.compile(r"[-+\u2212]?[\w.]+")
+_BASE_END = re.compile(r"[\w)\]]$")
+_CODE = ("pre", "code")
+
+
+def _exponent(sup: LexborNode) -> str | None:
+    """The caret form of ``sup`` when it is an exponent of the text before it, else None."""
+    if any(child.is_element_node for child in sup.iter()):
+        return None  # a link (a footnote reference) or markup: left as it is
+    text = " ".join((sup.text() or "").split())
+    if not text or len(text) > 24 or not _EXPONENT.fullmatch(text):
+        return None
+    if text.isalpha() and len(text) > 1:
+        return None  # "1st", "TM": a mark, not a power
+    before = sup.prev
+    if before is None or not before.is_text_node or not _BASE_END.search(before.text() or ""):
+        return None
+    return f"^{text}" if _PLAIN_EXPONENT.fullmatch(text) else f"^({text})"
+
+
+def _prepare_superscripts(content: LexborNode) -> None:
+    for sup in content.css("sup"):
+        caret = _exponent(sup)
+        if caret is not None and not within(sup, _CODE, content):
+            sup.replace_with(caret)
 
 
 def _code_paragraph(tree: LexborHTMLParser, text: str, tag: str = "p") -> LexborNode:
@@ -328,6 +372,7 @@ def prepare_structure(tree: LexborHTMLParser, content: LexborNode) -> None:
         if summary.css_first(_HEADINGS) is not None:
             summary.unwrap()
     _prepare_code_headers(content)
+    _prepare_superscripts(content)
     if generated:
         _prepare_footnotes(tree, content)
         _prepare_definition_lists(tree, content)
