@@ -322,6 +322,12 @@ class Runtime(contextlib.AbstractAsyncContextManager["Runtime"]):
 
         return await export_jsonl(self.store, out, style=links or self.settings.links)
 
+    async def export_markdown(self, folder: str | Path, *, links: LinkStyle | None = None) -> int:
+        """Write every document as a Markdown file with front matter under ``folder``."""
+        from sitelore.app.export_markdown import export_markdown
+
+        return await export_markdown(self.store, Path(folder), style=links or self.settings.links)
+
     async def export_warc(
         self, path: str | Path, *, archive: str | Path | None = None
     ) -> WarcExport:

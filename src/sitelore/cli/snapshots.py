@@ -107,6 +107,7 @@ async def _export(
     settings: Settings,
     warc: Path | None,
     jsonl: Path | None,
+    markdown: Path | None,
     archive: Path | None,
     links: LinkStyle | None,
 ) -> dict[str, Any]:
@@ -125,6 +126,9 @@ async def _export(
                 with _open_jsonl(jsonl) as out:
                     written = await runtime.export_jsonl(out, links=links)
             result["jsonl"] = {"file": str(jsonl), "documents": written}
+        if markdown is not None:
+            written = await runtime.export_markdown(markdown, links=links)
+            result["markdown"] = {"folder": str(markdown), "documents": written}
     return result
 
 
@@ -145,6 +149,15 @@ def export(
             help="Write one JSON document per line, with provenance ('-' for stdout).",
         ),
     ] = None,
+    markdown: Annotated[
+        Path | None,
+        typer.Option(
+            "--markdown",
+            metavar="DIR",
+            help="Write one Markdown file per document, with front matter, under DIR "
+            "(DIR/host/path.md).",
+        ),
+    ] = None,
     archive: ArchiveOpt = None,
     links: LinksOpt = None,
     db: DbOpt = None,
@@ -152,22 +165,27 @@ def export(
     as_json: JsonOpt = False,
     debug: DebugOpt = False,
 ) -> None:
-    """Export the stored documents as a WARC file, JSON lines, or both.
+    """Export the stored documents as a WARC file, JSON lines, Markdown files, or several.
 
-    --links styles the JSON lines' Markdown only; the WARC keeps the stored Markdown.
+    --links styles the Markdown of the JSON lines and the files; the WARC keeps the
+    stored Markdown.
     """
-    if warc is None and jsonl is None:
-        raise UsageError("export needs --warc FILE or --jsonl FILE (or both)")
+    if warc is None and jsonl is None and markdown is None:
+        raise UsageError("export needs --warc FILE, --jsonl FILE or --markdown DIR")
     style = links_flag(links)
-    if style is not None and jsonl is None:
-        raise UsageError("--links: only with --jsonl (the WARC keeps the stored Markdown)")
+    if style is not None and jsonl is None and markdown is None:
+        raise UsageError(
+            "--links: only with --jsonl or --markdown (the WARC keeps the stored Markdown)"
+        )
+    if markdown is not None and markdown.exists() and not markdown.is_dir():
+        raise _unwritable(markdown, "is not a directory")
     if as_json and jsonl is not None and str(jsonl) == "-":
         raise UsageError("--json and --jsonl - both write to stdout; pick one")
     settings = load_cli_settings(config=config, db=db)
     if jsonl is not None and str(jsonl) != "-":
         _check_jsonl_target(jsonl)
     setup_logging(debug, progress=False)
-    result = run_async(_export(settings, warc, jsonl, archive, style))
+    result = run_async(_export(settings, warc, jsonl, markdown, archive, style))
     if as_json:
         print_json(result)
         return
@@ -183,6 +201,9 @@ def export(
     if "jsonl" in result:
         part = result["jsonl"]
         console.print(f"wrote {part['documents']} documents to {part['file']}")
+    if "markdown" in result:
+        part = result["markdown"]
+        console.print(f"wrote {part['documents']} Markdown files under {part['folder']}")
 
 
 def register(app: typer.Typer) -> None:

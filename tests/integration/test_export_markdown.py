@@ -1,0 +1,84 @@
+"""Markdown export of a real SQLite store: one file per document, whole, inside the folder."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from tests.cli_support import run_cli
+
+from sitelore.adapters.store import SQLiteStore
+from sitelore.app.export_markdown import export_markdown
+from sitelore.core.errors import ConfigError
+from sitelore.core.models import Document, FetchMeta
+
+META = FetchMeta(status=200, content_type="text/html", fetched_at=datetime(2026, 1, 2, tzinfo=UTC))
+
+
+async def _store(path: Path, pages: dict[str, tuple[str, str]]) -> SQLiteStore:
+    store = SQLiteStore(path)
+    for url, (title, markdown) in pages.items():
+        await store.upsert(Document(url=url, title=title, markdown=markdown), META)
+    return store
+
+
+async def test_each_document_is_a_file_with_its_provenance(tmp_path: Path) -> None:
+    store = await _store(
+        tmp_path / "s.db",
+        {
+            "https://a.test/guide/": ('Guide "one"', "# Guide\n\nSee [x](https://a.test/x)."),
+            "https://a.test/guide/index.html": ("Guide two", "# Two\n"),
+            "https://b.test:8080/api.html?v=2": ("API", "# API\n"),
+        },
+    )
+    try:
+        assert await export_markdown(store, tmp_path / "out", style="none") == 3
+    finally:
+        await store.close()
+    out = tmp_path / "out"
+    files = sorted(p.relative_to(out).as_posix() for p in out.rglob("*.md"))
+    assert len(files) == 3
+    assert [f for f in files if f.startswith("b.test_8080/api_")]
+    # /guide/ and /guide/index.html map to one name: both kept, the second named by its id.
+    guides = sorted(out.joinpath("a.test", "guide").iterdir(), key=lambda p: len(p.name))
+    assert guides[0].name == "index.md"
+    assert guides[1].name.startswith("index-")
+    texts = [path.read_text(encoding="utf-8") for path in guides]
+    assert all(text.startswith("---\ntitle: ") for text in texts)
+    assert any('title: "Guide \\"one\\""\nurl: "https://a.test/guide/"\n' in t for t in texts)
+    assert any(t.endswith("---\n\n# Guide\n\nSee x.\n") for t in texts)  # links: none
+    assert not list(out.rglob(".sitelore-*"))  # no temporary file left
+
+
+async def test_a_link_out_of_the_folder_is_refused(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    folder = tmp_path / "out"
+    folder.mkdir()
+    os.symlink(outside, folder / "a.test")
+    store = await _store(tmp_path / "s.db", {"https://a.test/p": ("P", "# P\n")})
+    try:
+        with pytest.raises(ConfigError, match="leads out of the export folder"):
+            await export_markdown(store, folder)
+    finally:
+        await store.close()
+    assert list(outside.iterdir()) == []
+
+
+def test_cli_export_markdown(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    async def seed() -> None:
+        await (await _store(tmp_path / "s.db", {"https://a.test/p.html": ("P", "# P\n")})).close()
+
+    asyncio.run(seed())
+    db = str(tmp_path / "s.db")
+    code, out, err = run_cli(["export", "--db", db, "--markdown", str(tmp_path / "md")], capsys)
+    assert (code, err) == (0, "")
+    assert "wrote 1 Markdown files" in out
+    assert (tmp_path / "md/a.test/p.md").read_text().endswith("---\n\n# P\n")
+    (tmp_path / "file").write_text("x")
+    code, _, err = run_cli(["export", "--db", db, "--markdown", str(tmp_path / "file")], capsys)
+    assert code == 78
+    assert "is not a directory" in err
