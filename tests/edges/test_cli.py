@@ -240,3 +240,49 @@ class TestServerPolitenessFlags:
         assert code == 2
         assert "--delay" in err
         assert "No such option" not in err
+
+
+class TestDelete:
+    def test_delete_removes_documents_and_their_search_entries(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        import asyncio
+        from datetime import UTC, datetime
+
+        from sitelore.adapters.store import SQLiteStore
+        from sitelore.core.models import Document, FetchMeta
+
+        db = tmp_path / "s.db"
+        meta = FetchMeta(status=200, content_type="text/html", fetched_at=datetime.now(UTC))
+
+        async def seed() -> list[str]:
+            store = SQLiteStore(db)
+            try:
+                docs = [Document(url=f"https://a.test/{n}", title=n, markdown=f"# {n}\n\nwalrus")
+                        for n in ("one", "two", "three")]  # fmt: skip
+                return [(await store.upsert(doc, meta)).id for doc in docs]
+            finally:
+                await store.close()
+
+        one, _, _ = asyncio.run(seed())
+        args = ["--db", str(db)]
+        code, out, err = run_cli(["delete", one, "https://a.test/two", *args, "--json"], capsys)
+        assert (code, err) == (0, "")
+        assert json.loads(out) == {"deleted": [one, "https://a.test/two"], "missing": []}
+        code, out, _ = run_cli(["search", "walrus", *args, "--json"], capsys)
+        assert [hit["url"] for hit in json.loads(out)["hits"]] == ["https://a.test/three"]
+        # Those not in the store are named; the others are still deleted; exit 2.
+        code, out, err = run_cli(["delete", one, "https://a.test/three", *args], capsys)
+        assert code == 2
+        assert "deleted 1 document" in out
+        assert f"{one}: no such document in the store" in err
+        code, out, _ = run_cli(["list", *args, "--json"], capsys)
+        assert json.loads(out)["documents"] == []
+
+    def test_delete_never_creates_a_store(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        code, _, err = run_cli(["delete", "x", "--db", str(tmp_path / "none.db")], capsys)
+        assert code == 2
+        assert "no sitelore store here" in err
+        assert not (tmp_path / "none.db").exists()

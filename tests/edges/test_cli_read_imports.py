@@ -90,6 +90,7 @@ def test_importing_the_cli_loads_no_crawl_stack(tmp_path: Path) -> None:
         ["show", "https://docs.example.com/nothing"],
         ["sources"],
         ["changes", "docs"],
+        ["delete", "https://docs.example.com/nothing"],
     ],
     ids=lambda command: command[0],
 )

@@ -408,6 +408,34 @@ def show(
         sys.stdout.write(f"# {doc.title}\n\n<{doc.url}>\n\n{gone}{markdown}\n")
 
 
+@app.command()
+def delete(
+    ids: Annotated[list[str], typer.Argument(metavar="ID_OR_URL...", help="Document ids or URLs.")],
+    db: DbOpt = None,
+    config: ConfigOpt = None,
+    as_json: JsonOpt = False,
+    debug: DebugOpt = False,
+) -> None:
+    """Delete stored documents with their sections and search entries (a crawl may fetch
+    them again). Those not in the store are named, and the exit code is then 2."""
+    settings = read_cli_settings(config=config, db=db)
+
+    async def go() -> list[tuple[str, bool]]:
+        async with reading_store(settings.store) as store:
+            return [(key, await store.delete(key)) for key in dict.fromkeys(ids)]
+
+    results = run_async(go())
+    deleted = [key for key, found in results if found]
+    missing = [key for key, found in results if not found]
+    if as_json:
+        print_json({"deleted": deleted, "missing": missing})
+    else:
+        out_console.print(f"deleted {len(deleted)} document{'' if len(deleted) == 1 else 's'}")
+    if missing:
+        more = f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""
+        raise UsageError(f"{missing[0]}: no such document in the store{more}")
+
+
 # --- the demo --------------------------------------------------------------------------
 
 
