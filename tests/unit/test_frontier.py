@@ -149,6 +149,10 @@ def test_trailing_slash_is_a_different_url() -> None:
         ({"same_domain": True}, "https://other.example/"),
         ({"path_prefix": "/guide/"}, "https://docs.example.com/blog/"),
         ({"exclude_patterns": ("*/private/*",)}, "https://docs.example.com/private/x"),
+        # Files no converter reads (Sphinx links figures to their full-size images).
+        ({}, "https://docs.example.com/_images/figure.png"),
+        ({}, "https://docs.example.com/dl/release-1.2.tar.gz?mirror=2"),
+        ({}, "https://docs.example.com/Manual.DOCX"),
     ],
 )
 def test_out_of_scope_links_are_filtered(options: dict[str, object], url: str) -> None:
@@ -156,6 +160,22 @@ def test_out_of_scope_links_are_filtered(options: dict[str, object], url: str) -
     assert frontier.offer(url, 1) == SkipReason.FILTERED
     assert frontier.offer(url, 1) == SkipReason.DUPLICATE
     assert frontier.skipped == {"filtered": 1, "duplicate": 1}
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://docs.example.com/guide/express.js",  # a page name, not a script
+        "https://docs.example.com/api/os.path",
+        "https://docs.example.com/v1.2",
+        "https://docs.example.com/notes.txt",
+        "https://docs.example.com/manual.pdf",
+        "https://docs.example.com/.png",  # a dot file: no extension
+        "https://docs.example.com/images.png/",  # a folder
+    ],
+)
+def test_links_to_what_may_be_a_document_are_followed(url: str) -> None:
+    assert _frontier().offer(url, 1) is None
 
 
 def test_invalid_links_are_counted_every_time() -> None:

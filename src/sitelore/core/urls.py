@@ -78,7 +78,7 @@ from sitelore.core.urlparts import ipv4_from_host, normalize_escapes, request_ta
 if TYPE_CHECKING:
     from sitelore.core.options import CrawlOptions
 
-__all__ = ["Scope", "normalize_url", "origin"]
+__all__ = ["NOT_DOCUMENTS", "Scope", "normalize_url", "origin"]
 
 _DEFAULT_PORTS: Mapping[str, str] = MappingProxyType({"http": "80", "https": "443"})
 _HOST_LABELS = re.compile(r"[a-z0-9_-]+(?:\.[a-z0-9_-]+)*\.?")
@@ -164,6 +164,25 @@ class _Glob:
         return True
 
 
+#: Extensions of files that no converter reads: links to them are not followed.
+NOT_DOCUMENTS = frozenset({
+    # images
+    "png", "jpg", "jpeg", "gif", "webp", "avif", "bmp", "ico", "svg", "svgz", "tif", "tiff",
+    "psd", "heic",
+    # audio and video
+    "mp3", "m4a", "wav", "ogg", "oga", "flac", "aac", "opus", "mp4", "m4v", "webm", "mkv",
+    "mov", "avi", "wmv", "mpg", "mpeg",
+    # archives and packages
+    "zip", "gz", "tgz", "bz2", "tbz2", "xz", "txz", "zst", "7z", "rar", "tar", "lz", "lzma",
+    "z", "jar", "war", "whl", "egg", "gem", "deb", "rpm", "apk", "dmg", "iso", "img", "exe",
+    "msi", "bin", "so", "dll", "dylib", "pkg",
+    # fonts and build output
+    "woff", "woff2", "ttf", "otf", "eot", "map", "wasm",
+    # office files
+    "doc", "docx", "xls", "xlsx", "ppt", "pptx", "odt", "ods", "odp", "epub",
+})  # fmt: skip
+
+
 @dataclasses.dataclass(frozen=True, slots=True)
 class Scope:
     """Which discovered links a crawl may follow, built once from the seed and the options.
@@ -177,6 +196,12 @@ class Scope:
       ``*`` matches any run of characters including ``/``, ``?`` exactly one; every
       other character is literal, escaped as URLs are (``é`` matches ``%C3%A9``,
       ``[`` matches ``%5B``).
+    * A link to a file no converter reads, by the extension of its path (images,
+      audio, video, archives, packages, fonts, office files: :data:`NOT_DOCUMENTS`)
+      is not followed: fetching it would spend a request, a page slot and the
+      origin's delay to end as ``unsupported-content-type`` (Sphinx links every
+      figure to its full-size image). ``.js`` and ``.css`` are not among them: page
+      names such as ``express.js`` exist.
 
     The seed itself is not judged here: the frontier always admits it.
 
@@ -233,7 +258,10 @@ class Scope:
         """Like :meth:`allows` for a result of :func:`normalize_url` (the hot path)."""
         if self.seed_host is not None and not _is_same_domain(_host_of(url), self.seed_host):
             return SkipReason.FILTERED
-        if self.path_prefix is not None and not _path_of(url).startswith(self.path_prefix):
+        path = _path_of(url)
+        if self.path_prefix is not None and not path.startswith(self.path_prefix):
+            return SkipReason.FILTERED
+        if _extension(path) in NOT_DOCUMENTS:
             return SkipReason.FILTERED
         if self.excludes:
             text = url.lower()
@@ -369,6 +397,13 @@ def _path_of(normalized: str) -> str:
     start = normalized.index("://") + 3
     end = normalized.find("/", start)
     return normalized[end:].partition("?")[0] if end >= 0 else "/"
+
+
+def _extension(path: str) -> str:
+    """The lower-cased extension of the last segment of ``path`` (``""`` when none)."""
+    name = path[path.rfind("/") + 1 :]
+    dot = name.rfind(".")
+    return name[dot + 1 :].lower() if dot > 0 else ""
 
 
 def _is_same_domain(host: str, seed_host: str) -> bool:
