@@ -506,6 +506,9 @@ PRECEDENCE = [
     ("allow-dir-inside-disallow-other", "Disallow: /\nAllow: /docs/\n", "/blog/", False),
     ("allow-dir-inside-disallow-root", "Disallow: /\nAllow: /docs/\n", "/docs", False),
     ("length-as-written-not-normalised", "Allow: /%61b\nDisallow: /ab/\n", "/ab/c", True),
+    # RFC 9309 2.2.2: the most octets wins; "/ééé" is 7 octets as written, like "/*bbbbb".
+    ("length-in-octets-tie-allow-wins", "Allow: /ééé\nDisallow: /*bbbbb\n", "/ééébbbbb", True),
+    ("length-in-octets-longer-wins", "Disallow: /éééé\nAllow: /*bbbbbb\n", "/éééébbbbbb", False),
     ("no-matching-rule-allowed", "Disallow: /a\nAllow: /b\n", "/c", True),
     ("robots-txt-always-allowed", "Disallow: /\n", "/robots.txt", True),
     ("robots-txt-star-disallow", "Disallow: /*\n", "/robots.txt", True),

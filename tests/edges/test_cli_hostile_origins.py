@@ -46,6 +46,27 @@ def test_refused_link_and_sitemap_are_blocked_and_the_crawl_exits_0(
     assert "evil.test" in err
 
 
+@pytest.mark.parametrize("label", ["rot13", "base64", "punycode", "utf-7", "idna", "utf-32"])
+def test_sitemaps_naming_python_codecs_or_unusable_urls_are_read_or_skipped(
+    label: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A sitemap declaring ``encoding="rot13"`` (exit 70 before) is read as UTF-8; a
+    ``Sitemap:`` URL that is no URL (exit 2 before: only the start URL fails a crawl)
+    is a warning."""
+    sitemap = f'<?xml version="1.0" encoding="{label}"?><urlset><url><loc>/listed</loc></url>'
+    robots = "User-agent: *\nAllow: /\nSitemap: /s.xml\nSitemap: http://127.0.0.1:99999/x.xml\n"
+    routes = {"/robots.txt": text(robots), "/s.xml": text(sitemap + "</urlset>")}
+    routes |= {"/": html("home"), "/listed": html("listed")}
+    with serve_in_thread(routes) as site:
+        args = crawl_args(site.origin + "/", tmp_path / "s.db", "--sitemap")
+        code, out, err = run_cli([*args, "--allow-private", "127.0.0.1"], capsys)
+    assert code == 0, err
+    summary = json.loads(out)
+    assert summary["pagesIndexed"] == 2
+    assert "/listed" in site.paths
+    assert any("127.0.0.1:99999" in warning for warning in summary["warnings"])
+
+
 @pytest.mark.parametrize("entry", ["10.0.0.0/33", "exa mple.corp", "http://wiki.corp", "0.0.0.0/0"])
 def test_malformed_flag_is_a_usage_error(
     entry: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]

@@ -206,6 +206,59 @@ class TestThrottled:
         assert summary.skipped["throttled"] == 1
         assert not summary.truncated
 
+    @pytest.mark.parametrize(
+        "value",
+        ["²", "¹²³", "01 Jan 99999999999999999999 00:00:00 GMT", "1 Jan 2026 0:0:0 +" + "9" * 20],
+    )
+    async def test_a_retry_after_parsers_trip_on_is_ignored(
+        self, tmp_path: Path, value: str
+    ) -> None:
+        """Digits ``float`` refuses, dates that overflow: a 503 without a usable wait,
+        retried as such; the crawl goes on (these ended it: exit 70)."""
+        busy = html("busy", status=503, headers={"Retry-After": value})
+        async with serve({"/robots.txt": ALLOW_ALL, "/a": busy}, "127.0.0.2") as other:
+            routes = {"/robots.txt": ALLOW_ALL, "/": links(other.origin + "/a", "/ok")}
+            routes["/ok"] = html("ok")
+            async with serve(routes) as site:
+                summary = await crawl(tmp_path, site.origin + "/")
+        assert other.paths == ["/robots.txt", "/a", "/a", "/a"]
+        assert outcome_paths(summary, site.origin) == {"/", "/ok"}
+        assert summary.pages_indexed == 2
+        assert "throttled" not in summary.skipped
+
+    async def test_a_retry_after_too_large_for_a_float_throttles(self, tmp_path: Path) -> None:
+        busy = html("busy", status=503, headers={"Retry-After": "1e309"})
+        other_routes = {"/robots.txt": ALLOW_ALL, "/a": busy, "/b": html("b")}
+        async with serve(other_routes, "127.0.0.2") as other:
+            pages = [other.origin + "/a", other.origin + "/b"]
+            async with serve({"/robots.txt": ALLOW_ALL, "/": links(*pages)}) as site:
+                summary = await crawl(tmp_path, site.origin + "/")
+        assert other.paths == ["/robots.txt", "/a"]
+        assert summary.skipped["throttled"] == 1
+
+    async def test_crawl_delay_past_the_deadline_ends_that_origin_only(
+        self, tmp_path: Path
+    ) -> None:
+        """Crawl-delay 8 s with 6 s left: that origin is throttled and the others go on
+        (the first wait past the deadline stopped the whole crawl, 'deadline')."""
+        other_routes = {
+            "/robots.txt": text("User-agent: *\nCrawl-delay: 8\n"),
+            "/a": html("a"),
+            "/b": html("b"),
+        }
+        async with serve(other_routes, "127.0.0.2") as other:
+            pages = [other.origin + "/a", other.origin + "/b"]
+            routes = {"/robots.txt": ALLOW_ALL, "/": links(*pages, "/p1", "/p2")}
+            routes |= {"/p1": links("/p3"), "/p2": html("p2"), "/p3": html("p3")}
+            async with serve(routes) as site:
+                options = ANY_DOMAIN.model_copy(update={"deadline_seconds": 6.0})
+                summary = await crawl(tmp_path, site.origin + "/", options)
+        assert other.paths == ["/robots.txt"]
+        assert outcome_paths(summary, site.origin) == {"/", "/p1", "/p2", "/p3"}
+        assert summary.skipped["throttled"] == 2
+        assert not summary.truncated
+        assert any("Crawl-delay 8s reaches the crawl's deadline" in w for w in summary.warnings)
+
     async def test_crawl_delay_of_a_day_allows_one_request(self, tmp_path: Path) -> None:
         other_routes = {
             "/robots.txt": text("User-agent: *\nCrawl-delay: 86400\n"),

@@ -273,6 +273,25 @@ class TestRedirects:
                 await fetcher.fetch(str(server.make_url("/")))
         assert info.value.url == "file:///etc/passwd"  # the refused hop, not the page
 
+    async def test_header_bytes_that_are_not_utf8_become_replacement_characters(self) -> None:
+        """Raw ``\\xff`` in ETag, Last-Modified, Content-Type and the reason come out as
+        U+FFFD text (aiohttp's lone surrogates failed the page at the store)."""
+
+        async def reply(writer: asyncio.StreamWriter) -> None:
+            writer.write(
+                b"HTTP/1.1 200 \xffOK\r\nContent-Type: text/html; charset=\xff\xfe\r\n"
+                b'ETag: "\xff"\r\nLast-Modified: \xfe\r\nContent-Length: 2\r\n\r\nok'
+            )
+            await writer.drain()
+
+        async with listen("127.0.0.1", reply=reply) as server, make_fetcher() as fetcher:
+            snapshot = await fetcher.fetch(f"http://127.0.0.1:{server.port}/")
+        assert snapshot.headers.get("etag") == '"\ufffd"'
+        assert snapshot.headers.get("last-modified") == "\ufffd"
+        assert snapshot.charset == "\ufffd\ufffd"
+        assert all(value.encode() for _, value in snapshot.headers)
+        assert snapshot.body == b"ok"
+
     async def test_redirect_to_refused_literal_never_reaches_it(self) -> None:
         async with listen("127.0.0.3") as refused:
             target = f"http://127.0.0.3:{refused.port}/secret"

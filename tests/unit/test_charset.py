@@ -6,8 +6,8 @@ import codecs
 
 import pytest
 
+from sitelore.core.charset import encoding_for_label
 from sitelore.core.convert import decode_body, to_document
-from sitelore.core.convert._charset import encoding_for_label
 
 URL = "https://ex.com/page.html"
 
@@ -44,6 +44,10 @@ URL = "https://ex.com/page.html"
         ("cp1252", "windows-1252"),
         ("latin-1", None),
         ("mbcs", None),
+        # Labels that are not ASCII (a header's raw bytes arrive as lone surrogates).
+        ("\udcff\udcfe", None),
+        ("utf-8\u00e9", None),
+        ("\u212aoi8-r", None),
         ("", None),
         (None, None),
     ],
@@ -106,3 +110,43 @@ def test_an_exotic_charset_page_converts(label: str) -> None:
     for content_type in (f"text/html; charset={label}", "text/html"):
         doc = to_document(html.encode(), content_type, URL)
         assert "café" in doc.markdown
+
+
+@pytest.mark.parametrize(
+    ("body", "header", "expected"),
+    [
+        # The XML declaration names a WHATWG label: it decides.
+        (b'<?xml version="1.0" encoding="iso-8859-1"?><a>caf\xe9</a>', None, "café"),
+        (b"<?xml version='1.0' encoding='windows-1251'?><a>\xe4\xe0</a>", None, "да"),
+        # A Python codec, an unknown label, or UTF-16 written in ASCII: UTF-8.
+        (b'<?xml version="1.0" encoding="rot13"?><a>caf\xc3\xa9</a>', None, "café"),
+        (b'<?xml version="1.0" encoding="base64"?><a>caf\xc3\xa9</a>', None, "café"),
+        (b'<?xml version="1.0" encoding="utf-16"?><a>caf\xc3\xa9</a>', None, "café"),
+        (b'<?xml version="1.0" encoding="punycode"?><a>caf\xc3\xa9</a>', None, "café"),
+        # The header's charset wins over the declaration, a BOM over both.
+        (b'<?xml version="1.0" encoding="utf-8"?><a>caf\xe9</a>', "latin1", "café"),
+        (codecs.BOM_UTF8 + b'<?xml version="1.0" encoding="latin1"?><a>\xc3\xa9</a>', None, "é"),
+        # Only at the very start.
+        (b' <?xml version="1.0" encoding="latin1"?><a>caf\xc3\xa9</a>', None, "café"),
+    ],
+)
+def test_an_xml_declaration_is_read_as_a_whatwg_label(
+    body: bytes, header: str | None, expected: str
+) -> None:
+    """XML (XHTML pages, sitemaps): BOM, header, the declaration's WHATWG label, UTF-8."""
+    assert decode_body(body, header, xml=True).endswith(f">{expected}</a>")
+
+
+def test_an_html_page_ignores_an_xml_declaration() -> None:
+    """text/html is not XML: the declaration is no charset source (HTML standard)."""
+    body = b'<?xml version="1.0" encoding="iso-8859-1"?><p>caf\xc3\xa9</p>'
+    assert decode_body(body, None).endswith("<p>café</p>")
+
+
+def test_an_xhtml_page_is_decoded_by_its_xml_declaration() -> None:
+    body = (
+        b'<?xml version="1.0" encoding="iso-8859-1"?><html xmlns="http://www.w3.org/1999/xhtml">'
+        b"<head><title>T</title></head><body><main><h1>T</h1><p>caf\xe9 au lait</p></main>"
+        b"</body></html>"
+    )
+    assert "café au lait" in to_document(body, "application/xhtml+xml", URL).markdown

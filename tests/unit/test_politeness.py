@@ -193,7 +193,26 @@ NOW = datetime(2026, 1, 1, 12, 0, 0, tzinfo=UTC)
         pytest.param("inf", None, id="infinite"),
         pytest.param("12 seconds", None, id="trailing-words"),
         pytest.param("Thu, 99 Foo 2026 99:99:99 GMT", None, id="garbled-date"),
+        # Digits str.isdigit or float take but HTTP does not (superscripts raised).
+        pytest.param("²", None, id="superscript-digit"),
+        pytest.param("¹²³", None, id="superscript-digits"),
+        pytest.param("٣", None, id="arabic-indic-digit"),
+        pytest.param("\uff11\uff12", None, id="fullwidth-digits"),
+        pytest.param("1_000", None, id="underscore"),
+        pytest.param("+5", None, id="plus-sign"),
+        # Numbers too large for a float: a wait no crawl can give.
+        pytest.param("1e309", math.inf, id="exponent-overflow"),
+        pytest.param("9" * 400, math.inf, id="digits-overflow"),
+        # Dates whose year or offset overflow: garbled.
+        pytest.param("01 Jan 99999999999999999999 00:00:00 GMT", None, id="year-overflow"),
+        pytest.param("Mon, 01 Jan 2026 00:00:00 +99999999999999999", None, id="offset-overflow"),
     ],
 )
 def test_parse_retry_after(value: str | None, expected: float | None) -> None:
     assert parse_retry_after(value, NOW) == expected
+
+
+def test_a_retry_after_beyond_any_number_is_refused_in_words() -> None:
+    assert retry_after_refusal(math.inf, left=600.0, cap=60.0) == (
+        "Retry-After beyond counting is longer than the crawl may wait"
+    )

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import codecs
+import encodings
 import gzip
+import pkgutil
 
 import pytest
+import webencodings
 
 from sitelore.core.models import Document, Headers
 from sitelore.core.robots import parse_robots_txt
@@ -12,6 +16,13 @@ from sitelore.core.sitemaps import SitemapError, parse_sitemap, same_host, sitem
 from sitelore.core.xrobots import apply_robots_tag, robots_tag_directives
 
 BASE = "http://docs.test/sitemap.xml"
+#: Python's codec modules that name no WHATWG encoding, plus aliases seen in the wild.
+PYTHON_CODECS = sorted(
+    name
+    for name in {m.name for m in pkgutil.iter_modules(encodings.__path__)}
+    | {"rot13", "base64", "bz2", "hex", "zlib", "uu", "quopri", "utf-7", "utf-32", "mbcs"}
+    if webencodings.lookup(name) is None and name not in ("aliases", "__init__")
+)
 NS = 'xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"'
 
 
@@ -88,6 +99,23 @@ class TestParseSitemap:
     def test_broken_or_foreign_xml_is_an_error(self, body: bytes) -> None:
         with pytest.raises(SitemapError):
             parse_sitemap(body, BASE)
+
+    @pytest.mark.parametrize("label", PYTHON_CODECS)
+    def test_a_declared_python_codec_is_no_charset(self, label: str) -> None:
+        """Every codec Python knows that WHATWG does not (``rot13``, ``base64``,
+        ``punycode``, ``utf-7``, ``idna``, ``utf-32`` ...): the file is read as UTF-8.
+        Python's parser raised LookupError, ValueError or UnicodeError: exit 70."""
+        body = f'<?xml version="1.0" encoding="{label}"?><urlset {NS}>'
+        body += "<url><loc>/caf\u00e9</loc></url></urlset>"
+        assert parse_sitemap(body.encode(), BASE).locs == ("http://docs.test/caf\u00e9",)
+
+    @pytest.mark.parametrize(
+        ("bom", "codec"), [(codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be")]
+    )
+    def test_a_utf16_sitemap_is_xml(self, bom: bytes, codec: str) -> None:
+        """A BOM is not text: the file was read as a text sitemap of one garbage URL."""
+        body = bom + urlset("/a").decode().replace("UTF-8", "UTF-16").encode(codec)
+        assert parse_sitemap(body, BASE).locs == ("http://docs.test/a",)
 
     def test_bad_gzip_is_an_error(self) -> None:
         with pytest.raises(SitemapError, match="gzip"):

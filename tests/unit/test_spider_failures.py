@@ -8,9 +8,10 @@ other page is still stored, and the crawl finishes. Only an unusable store locat
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Mapping
 
 import pytest
-from tests.fakes import FakeClock, FakeFetcher
+from tests.fakes import FakeClock, FakeFetcher, Route
 from tests.unit.test_spider import TREE
 
 from sitelore.adapters.store import open_store
@@ -94,11 +95,15 @@ class FailingStore:
 
 
 async def crawl(
-    *, converter: Converter | None = None, store: object = None, incremental: bool = False
+    *,
+    converter: Converter | None = None,
+    store: object = None,
+    incremental: bool = False,
+    routes: Mapping[str, Route] = TREE,
 ) -> CrawlSummary:
     clock = FakeClock()
     spider = Spider(
-        fetcher=FakeFetcher(TREE, clock=clock),
+        fetcher=FakeFetcher(routes, clock=clock),
         store=store if store is not None else open_store(":memory:"),  # type: ignore[arg-type]
         robots=allow_all_policy(),
         clock=clock,
@@ -139,6 +144,24 @@ async def test_a_converter_that_raises_fails_that_page_alone(error: Exception) -
     # /a's links are lost with it, the rest of the tree is crawled.
     assert "https://docs.test/b1" in kinds
     assert summary.pages_indexed == len(kinds) - 1
+
+
+@pytest.mark.parametrize(
+    "error",
+    [RuntimeError("untranslated"), ValueError("could not convert string to float: '²'")],
+    ids=lambda e: type(e).__name__,
+)
+async def test_an_exception_no_stage_expected_fails_that_page_alone(error: Exception) -> None:
+    """Outside the converter and the store too (here the fetch): the page's internal
+    conversion-failed error, never the crawl's (it ended the crawl: exit 70)."""
+    summary = await crawl(routes={**TREE, HOSTILE: Route(error=error)})
+    kinds = by_url(summary)
+    assert kinds[HOSTILE] == "conversion-failed"
+    failed = next(p for p in summary.pages if p.url == HOSTILE)
+    assert failed.error is not None
+    assert f"internal: {type(error).__name__}" in failed.error.message
+    assert [url for url, kind in kinds.items() if kind is not None] == [HOSTILE]
+    assert "https://docs.test/b1" in kinds
 
 
 async def test_hostile_links_are_skipped_not_fatal() -> None:

@@ -442,15 +442,26 @@ def _exchange_of(
 async def _read_response(
     resp: aiohttp.ClientResponse, url: str, cap: _BodyCap, known_address: str | None
 ) -> _Response:
-    headers = Headers.of((str(k), v) for k, v in resp.headers.items())
+    headers = Headers.of((str(k), _header_text(v)) for k, v in resp.headers.items())
     address = _peer_address(resp) or known_address
     location = redirect_location(resp.status, headers)
     sent = Headers.of((str(k), v) for k, v in resp.request_info.headers.items())
-    reason = resp.reason or ""
+    reason = _header_text(resp.reason or "")
     version = f"{resp.version.major}.{resp.version.minor}" if resp.version else "1.1"
     # A redirect's body is never read.
     body = b"" if location is not None else await _read_body(resp, headers, url, cap)
     return _Response(resp.status, headers, body, address, location, reason, version, sent)
+
+
+def _header_text(value: str) -> str:
+    """A header value as text: bytes that are not UTF-8 become U+FFFD.
+
+    aiohttp keeps them as lone surrogates, which no store, URL or charset lookup
+    can take (an ``ETag: \\xff`` would fail its page at the store).
+    """
+    if value.isascii():
+        return value
+    return value.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
 def _peer_address(resp: aiohttp.ClientResponse) -> str | None:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import email.utils
 import math
+import re
 from datetime import UTC, datetime
 
 __all__ = [
@@ -136,13 +137,18 @@ def retry_after_refusal(seconds: float | None, *, left: float, cap: float) -> st
     if seconds is None or math.isnan(seconds) or seconds <= 0:
         return None
     if seconds > cap or seconds >= left:
-        return f"Retry-After {seconds:.0f}s is longer than the crawl may wait"
+        asked = f"{seconds:.0f}s" if math.isfinite(seconds) else "beyond counting"
+        return f"Retry-After {asked} is longer than the crawl may wait"
     return None
 
 
 def crawl_delay_refusal(ms: int | None, *, cap: float) -> str | None:
     """Why a Crawl-delay of ``ms`` (as the site asked) cannot be kept under ``cap`` seconds."""
     return _CRAWL_DELAY_OVER_CAP if ms is not None and ms / 1000 > cap else None
+
+
+#: Retry-After delta-seconds: ASCII only (``str.isdigit`` and ``float`` take other digits).
+_DELAY_SECONDS = re.compile(r"[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?", re.ASCII)
 
 
 def _non_negative(value: float) -> float:
@@ -152,28 +158,26 @@ def _non_negative(value: float) -> float:
 def parse_retry_after(value: str | None, now: datetime) -> float | None:
     """Return the seconds a Retry-After header asks to wait, or None when unusable.
 
-    Accepts delta-seconds (``"120"``) and HTTP dates (``"Wed, 21 Oct 2015 07:28:00 GMT"``);
-    a date in the past means 0. Negative, non-numeric or garbled values give None.
+    Accepts delta-seconds (``"120"``; ASCII digits, a fraction and an exponent
+    tolerated) and HTTP dates (``"Wed, 21 Oct 2015 07:28:00 GMT"``); a date in the
+    past means 0. A number too large for a float is ``inf``: a wait no crawl can
+    give. Negative, non-numeric or garbled values give None.
 
     >>> parse_retry_after("5", datetime(2026, 1, 1, tzinfo=UTC))
     5.0
+    >>> parse_retry_after("1e309", datetime(2026, 1, 1, tzinfo=UTC))
+    inf
     """
     if value is None:
         return None
     text = value.strip()
     if not text:
         return None
-    if text.isdigit():
+    if _DELAY_SECONDS.fullmatch(text):
         return float(text)
     try:
-        seconds = float(text)
-    except ValueError:
-        pass
-    else:
-        return seconds if math.isfinite(seconds) and seconds >= 0 else None
-    try:
         when = email.utils.parsedate_to_datetime(text)
-    except (TypeError, ValueError, IndexError):
+    except (TypeError, ValueError, IndexError, OverflowError):
         return None
     if when.tzinfo is None:
         when = when.replace(tzinfo=UTC)

@@ -177,8 +177,9 @@ class RobotsRule:
 
     @property
     def length(self) -> int:
-        """The pattern's length as written (``*`` and ``$`` counted): its priority."""
-        return len(self.pattern)
+        """The pattern's length in octets as written (``*`` and ``$`` counted): its
+        priority (RFC 9309 2.2.2: the match with the most octets wins)."""
+        return len(self.pattern.encode("utf-8", "surrogatepass"))
 
     @property
     def matches_everything(self) -> bool:

@@ -15,12 +15,13 @@ writes paths, as its port is only known at run time) and only http(s) URLs are k
 from __future__ import annotations
 
 import dataclasses
-import io
 import re
 import xml.etree.ElementTree as ET
 import zlib
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from urllib.parse import urljoin, urlsplit
+
+from sitelore.core.charset import decode_body
 
 __all__ = [
     "MAX_SITEMAP_BYTES",
@@ -45,7 +46,9 @@ MAX_SITEMAP_FILES = 20
 MAX_SITEMAP_URLS = 50_000
 
 _GZIP_MAGIC = b"\x1f\x8b"
-_DECLARATION = re.compile(rb"<!\s*(?:DOCTYPE|ENTITY)", re.IGNORECASE)
+_DECLARATION = re.compile(r"<!\s*(?:DOCTYPE|ENTITY)", re.IGNORECASE)
+#: Characters of text fed to the XML parser at a time (its events are read in between).
+_FEED_CHARS = 64 * 1024
 _SCHEMES = frozenset({"http", "https"})
 
 
@@ -128,26 +131,34 @@ def sitemap_url(loc: str, base: str = "") -> str | None:
     return url
 
 
-def _parse_xml(body: bytes, base: str, max_urls: int) -> ParsedSitemap:
-    if _DECLARATION.search(body):
+def _parse_xml(text: str, base: str, max_urls: int) -> ParsedSitemap:
+    if _DECLARATION.search(text):
         raise SitemapError("declares a DTD or entities; refused")
     locs: list[str] = []
     index: bool | None = None
     truncated = False
+    # Fed as text, so the parser never looks up the declaration's encoding itself.
+    parser: ET.XMLPullParser[ET.Element] = ET.XMLPullParser(events=("end",))  # no DTD: above
     try:
-        for _, element in ET.iterparse(io.BytesIO(body), events=("end",)):  # noqa: S314 - no DTD: refused above
-            name = _local(element.tag)
-            if name == "loc" and not truncated:
-                url = sitemap_url(element.text or "", base)
-                if url is not None:
-                    if len(locs) >= max_urls:
-                        truncated = True
-                    else:
-                        locs.append(url)
-            elif name in ("urlset", "sitemapindex"):
-                index = name == "sitemapindex"
-            elif name in ("url", "sitemap"):
-                element.clear()
+        for start in range(0, len(text), _FEED_CHARS):
+            parser.feed(text[start : start + _FEED_CHARS])
+            for event in parser.read_events():
+                element = event[-1]
+                if not isinstance(element, ET.Element):  # "end" events carry elements
+                    continue
+                name = _local(element.tag)
+                if name == "loc" and not truncated:
+                    url = sitemap_url(element.text or "", base)
+                    if url is not None:
+                        if len(locs) >= max_urls:
+                            truncated = True
+                        else:
+                            locs.append(url)
+                elif name in ("urlset", "sitemapindex"):
+                    index = name == "sitemapindex"
+                elif name in ("url", "sitemap"):
+                    element.clear()
+        parser.close()
     except ET.ParseError as exc:
         raise SitemapError(f"not valid XML: {exc}") from None
     if index is None:
@@ -155,9 +166,9 @@ def _parse_xml(body: bytes, base: str, max_urls: int) -> ParsedSitemap:
     return ParsedSitemap(index, tuple(dict.fromkeys(locs)), truncated)
 
 
-def _parse_text(body: bytes, base: str, max_urls: int) -> ParsedSitemap:
+def _parse_text(text: str, base: str, max_urls: int) -> ParsedSitemap:
     locs: list[str] = []
-    for line in body.decode("utf-8", "replace").splitlines():
+    for line in text.splitlines():
         url = sitemap_url(line, base)
         if url is None:
             continue
@@ -176,6 +187,10 @@ def parse_sitemap(
 ) -> ParsedSitemap:
     """Read one sitemap file fetched from ``url`` (gzip detected by its magic bytes).
 
+    The text is decoded as the WHATWG Encoding Standard says (a BOM, else the XML
+    declaration's label if the standard knows it, else UTF-8), never by a codec a
+    file names.
+
     Raises:
         SitemapError: bad gzip or XML, a DTD, or more than ``max_bytes`` of text.
     """
@@ -183,10 +198,16 @@ def parse_sitemap(
         body = _inflate(body, max_bytes)
     elif len(body) > max_bytes:
         raise SitemapError(f"more than {max_bytes} bytes")
-    head = body.lstrip(b"\xef\xbb\xbf \t\r\n")
-    if head.startswith(b"<"):
-        return _parse_xml(body, url, max_urls)
-    return _parse_text(head, url, max_urls)
+    text = decode_body(body, None, xml=True)
+    head = text.lstrip(" \t\r\n")
+    try:
+        if head.startswith("<"):
+            return _parse_xml(head, url, max_urls)
+        return _parse_text(head, url, max_urls)
+    except SitemapError:
+        raise
+    except Exception as exc:  # a parser's surprise costs this file, never the crawl
+        raise SitemapError(f"could not be read: {type(exc).__name__}: {exc}") from exc
 
 
 def same_host(url: str, others: Sequence[str]) -> bool:

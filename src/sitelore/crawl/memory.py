@@ -181,6 +181,18 @@ class MemoryFrontier:
             self.stopped = True
             reporter.truncate("deadline")
 
+    def spaced_past_deadline(self, key: str) -> str | None:
+        """Why ``key``'s own Crawl-delay keeps its next request past the deadline, or None.
+
+        None when the deadline has come, or when the wait is the crawl's own delay:
+        then the crawl stops as before, its queued URLs unfetched.
+        """
+        now = self.clock.monotonic()
+        spacing = self.origins.politeness.spacing(key, self.delay)
+        if now >= self.deadline or spacing <= self.delay:
+            return None
+        return f"Crawl-delay {spacing:g}s reaches the crawl's deadline"
+
     def hold_off(self, key: str, seconds: float, throttle: str | None) -> None:
         """Push ``key``'s next request out, or throttle it (a wait the crawl cannot make)."""
         if throttle is not None:
@@ -222,7 +234,11 @@ class MemoryLease:
                 return Turn.THROTTLED
             if memory.stopped or not await memory.wait_turn(key):
                 lock.release()
-                return Turn.DEADLINE
+                why = memory.spaced_past_deadline(key)
+                if why is None:
+                    return Turn.DEADLINE
+                memory.hold_off(key, 0.0, why)  # this origin ends; the others go on
+                return Turn.THROTTLED
         except BaseException:  # cancelled while waiting (a job cancelled, a deadline)
             lock.release()
             raise

@@ -4,7 +4,9 @@ Local crawls and scale-out workers run every leased URL through
 :meth:`PagePipeline.process`; only the frontier behind the lease differs
 (``crawl.port``). It never raises for a page: whatever happens to one URL is a
 :class:`~sitelore.crawl.port.PageResult` (a typed error in its outcome when the page
-failed). Only an unusable store location (exit 78) escapes, as the crawl's problem.
+failed, ``conversion-failed`` "internal: ..." for an exception no stage expected).
+Only an unusable store location (exit 78), a configuration error and a failing
+shared frontier escape, as the crawl's problems.
 
 One page, in order::
 
@@ -25,10 +27,12 @@ from typing import Protocol, TypeVar
 from sitelore.core.errors import (
     EXIT_CONFIG,
     BlockedURLError,
+    ConfigError,
     ConversionError,
     ConversionFailedError,
     FetchError,
     FetchTimeoutError,
+    FrontierError,
     HTTPStatusError,
     InvalidURLError,
     NetworkError,
@@ -134,7 +138,32 @@ class PagePipeline:
     blocked: dict[str, str] = dataclasses.field(default_factory=dict)
 
     async def process(self, lease: Lease) -> PageResult:
-        """Handle one leased URL: what happened to it, as a value."""
+        """Handle one leased URL: what happened to it, as a value.
+
+        An exception no stage expected (a hostile header meeting a bug, a library's
+        surprise) is this page's ``conversion-failed`` error, as in a worker: one page
+        never ends a crawl. The crawl's own failures pass: an unusable store location,
+        a configuration error, the shared frontier failing.
+        """
+        try:
+            return await self._process(lease)
+        except (ConfigError, FrontierError):
+            raise
+        except StoreError as exc:
+            if exc.exit_code == EXIT_CONFIG:
+                raise
+            return self._internal(lease.item, exc)
+        except Exception as exc:  # noqa: BLE001 - one page never ends a crawl
+            return self._internal(lease.item, exc)
+
+    def _internal(self, item: CrawlItem, exc: Exception) -> PageResult:
+        log.warning("failed %s: internal error: %s: %s", item.url, type(exc).__name__, exc)
+        log.debug("internal error on %s", item.url, exc_info=exc)
+        message = " ".join(str(exc).split())
+        detail = f"{type(exc).__name__}: {message}" if message else type(exc).__name__
+        return self._done(item, None, ConversionFailedError(item.url, f"internal: {detail}"))
+
+    async def _process(self, lease: Lease) -> PageResult:
         item = lease.item
         try:
             self.url_check(item.url)

@@ -41,12 +41,17 @@ async def read_sitemaps(
     async def before(url: str) -> bool:
         """May a sitemap file be fetched now? robots.txt first, then the origin's turn."""
         try:
+            key = origin(url)
+        except SiteloreError as exc:  # a malformed Sitemap: URL: that file is skipped
+            warnings.append(f"sitemap: {exc}")
+            return False
+        try:
             if robots is not None and not await robots.is_allowed(url):
                 return False
         except SiteloreError as exc:  # a refused robots.txt: that file is skipped
-            warnings.append(f"blocked {origin(url)}: {exc}")
+            warnings.append(f"blocked {key}: {exc}")
             return False
-        return await wait_turn(origin(url))
+        return await wait_turn(key)
 
     found = await loader(seed, declared, before)
     warnings += [f"sitemap: {error}" for error in found.errors]

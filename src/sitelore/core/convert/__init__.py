@@ -19,8 +19,8 @@ import dataclasses
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
+from sitelore.core.charset import decode_body
 from sitelore.core.convert._article import article_tree
-from sitelore.core.convert._charset import decode_body
 from sitelore.core.convert._clean import clean_content
 from sitelore.core.convert._content import find_content
 from sitelore.core.convert._markdown import content_to_markdown
@@ -55,8 +55,10 @@ __all__ = [
     "to_document",
 ]
 
+#: XHTML: converted as HTML, its charset read from its XML declaration.
+XHTML_TYPE = "application/xhtml+xml"
 #: Media types converted as HTML.
-HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
+HTML_TYPES = frozenset({"text/html", XHTML_TYPE})
 #: Media types stored as they are.
 TEXT_TYPES = frozenset({"text/plain", "text/markdown", "text/x-markdown"})
 #: Converted to text with pypdf.
@@ -122,9 +124,8 @@ def to_document(
     media, header_charset = split_content_type(content_type)
     if media in HTML_TYPES:
         check_markup(body, url)
-        document = html_to_document(
-            decode_body(body, charset or header_charset), url, link_cache=link_cache
-        )
+        text = decode_body(body, charset or header_charset, xml=media == XHTML_TYPE)
+        document = html_to_document(text, url, link_cache=link_cache)
         if media != document.content_type:
             document = dataclasses.replace(document, content_type=media)
         return document
