@@ -3,7 +3,7 @@
 Readability's article replaces the page's generic landmark (or stands in for a
 missing one) only when it keeps every code block and table row; without either the
 caller converts the whole body (its chrome removed). Readability works on HTML and
-its output is parsed again, so it goes through the same converter as any page.
+its output is parsed, so it goes through the same converter as any page.
 
 No trafilatura fallback: on the eval sets it ran on 0 of 289 docs pages and 6 of 130
 article pages, and those six scored F1 0.944 with it and 0.955 without it
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
-from sitelore.core.convert._readability import extract_article_html
+from sitelore.core.convert._readability import extract_article
 from sitelore.core.convert._tree import text_length
 
 __all__ = ["article_tree"]
@@ -67,10 +67,9 @@ def article_tree(
     """
     if landmark is not None and _short_page(landmark, body):
         return None
-    extracted = extract_article_html(html)
-    if extracted is None:
+    tree = extract_article(html)
+    if tree is None:
         return None
-    tree = LexborHTMLParser(extracted)
     article = tree.body
     size = text_length(article) if article is not None else 0
     if article is None or size < _MIN_ARTICLE_TEXT:
