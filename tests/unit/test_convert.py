@@ -8,9 +8,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from selectolax.lexbor import LexborHTMLParser
 from tests.samples import tiny_pdf
 
 from sitelore.core.convert import decode_body, html_to_document, html_view, to_document
+from sitelore.core.convert._article import _may_hold_article
+from sitelore.core.convert._readability import extract_article
+from sitelore.core.convert._tree import text_length
 from sitelore.core.errors import ConversionError, UnsupportedContentTypeError
 from sitelore.core.models import split_content_type
 
@@ -652,6 +658,71 @@ def test_article_extraction_never_loses_code() -> None:
     code = "<p>Teasers:</p><ul><li><pre>print('kept')</pre></li></ul>"
     page_html = _news_page().replace("<div class='more'>", f"<div class='more'>{code}")
     assert "print('kept')" in html_to_document(page_html, URL).markdown
+
+
+_STORY = "The council met twice that week to talk about the flooded harbour roads. "  # 61 chars
+
+
+class TestArticleNeedsText:
+    """Readability is skipped on a page without the text its article must have (250 chars)."""
+
+    @staticmethod
+    def may_hold(html: str) -> bool:
+        body = LexborHTMLParser(html).body
+        assert body is not None
+        return _may_hold_article(body)
+
+    def test_app_shell_is_skipped(self) -> None:
+        """Scripts and styles are never an article's text, however long."""
+        data = "window.__DATA__ = " + repr(["item " * 20] * 200)
+        html = (
+            f"<html><head><title>App</title><style>{'body{margin:0}' * 500}</style></head>"
+            f"<body><div id=root></div><script>{data}</script>"
+            "<noscript>You need to enable JavaScript to run this app.</noscript></body></html>"
+        )
+        assert not self.may_hold(html)
+
+    @pytest.mark.parametrize(("length", "expected"), [(249, False), (250, True)])
+    def test_threshold_counts_text_as_the_article_check_does(
+        self, length: int, expected: bool
+    ) -> None:
+        """Whitespace is not counted, text after an empty script is: the article's own measure."""
+        text = "x" * length
+        html = f"<html><body><p>{text[:100]}</p>\n  <script src=a.js></script>{text[100:]}</body>"
+        assert self.may_hold(html) is expected
+
+    def test_page_with_template_is_asked(self) -> None:
+        """Template content is outside lexbor's tree, but Readability (lxml) may take it."""
+        html = f"<html><body><template><div><p>{_STORY * 6}</p></div></template></body></html>"
+        assert self.may_hold(html)
+
+    @given(
+        st.lists(
+            st.sampled_from(
+                [
+                    f"<p>{_STORY}</p>",
+                    f"<p>{_STORY * 3}</p>",
+                    "<script src=a.js></script>",
+                    f"<script>var s = '{_STORY * 5}';</script>",
+                    f"<style>/* {_STORY * 5} */</style>",
+                    f"<template><div><p>{_STORY * 5}</p></div></template>",
+                    f"<noscript><p>{_STORY}</p></noscript>",
+                    "<h2 class=section-header><a href=#s>Section</a></h2>",
+                    "<div>",
+                    "</div>",
+                ]
+            ),
+            max_size=12,
+        )
+    )
+    @settings(max_examples=60, deadline=None)
+    def test_a_skipped_page_has_no_article_to_lose(self, parts: list[str]) -> None:
+        """Whenever the page is skipped, Readability's article is under the threshold."""
+        html = f"<html><body>{''.join(parts)}</body></html>"
+        if self.may_hold(html):
+            return
+        article = extract_article(html)
+        assert article is None or article.body is None or text_length(article.body) < 250
 
 
 class TestHtmlView:

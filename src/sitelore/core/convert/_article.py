@@ -3,7 +3,7 @@
 Readability's article replaces the page's generic landmark (or stands in for a
 missing one) only when it keeps every code block and table row; without either the
 caller converts the whole body (its chrome removed). Readability works on HTML and
-its output is parsed again, so it goes through the same converter as any page.
+its output is parsed, so it goes through the same converter as any page.
 
 No trafilatura fallback: on the eval sets it ran on 0 of 289 docs pages and 6 of 130
 article pages, and those six scored F1 0.944 with it and 0.955 without it
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
-from sitelore.core.convert._readability import extract_article_html
+from sitelore.core.convert._readability import extract_article
 from sitelore.core.convert._tree import text_length
 
 __all__ = ["article_tree"]
@@ -28,6 +28,8 @@ _PAGE_CHROME = (
 _MIN_ARTICLE_TEXT = 250
 #: A landmark shorter than this, holding most of the page's text, is kept as it is.
 _MIN_ARTICLE_PAGE = 1500
+#: Elements whose text no article holds (Readability deletes them before reading).
+_NEVER_ARTICLE_TEXT = frozenset({"script", "style"})
 
 
 def _chrome_text(body: LexborNode) -> int:
@@ -48,6 +50,37 @@ def _count(node: LexborNode, selector: str) -> int:
     return len(node.css(selector))
 
 
+def _holds_text(root: LexborNode, wanted: int) -> bool:
+    """Whether ``root`` holds ``wanted`` characters of text outside scripts and styles.
+
+    Counted as :func:`text_length` counts (whitespace excluded), and only until
+    ``wanted``: an article page answers within its first paragraphs.
+    """
+    total = 0
+    for node in root.traverse(include_text=True):
+        if node.tag != "-text":
+            continue
+        parent = node.parent
+        if parent is not None and parent.tag in _NEVER_ARTICLE_TEXT:
+            continue
+        total += len("".join((node.text_content or "").split()))
+        if total >= wanted:
+            return True
+    return False
+
+
+def _may_hold_article(body: LexborNode) -> bool:
+    """Whether the page has the text an article must have, so Readability is worth asking.
+
+    Its article is cut from the page less its scripts and styles, so a page with
+    less text (an app shell, a redirect stub) cannot give one: Readability would
+    still parse and clean all of it. A ``<template>``'s content is outside lexbor's
+    tree but inside lxml's, where Readability may take it: such a page is asked.
+    """
+    root = body.parent or body
+    return _holds_text(root, _MIN_ARTICLE_TEXT) or root.css_first("template") is not None
+
+
 def _short_page(landmark: LexborNode, body: LexborNode) -> bool:
     """A short landmark holding most of the page: Readability guesses badly there."""
     size = text_length(landmark)
@@ -64,13 +97,15 @@ def article_tree(
     replace, or of the whole page when there is none (Readability keeps one best
     block and drops headings it takes for page headers, and docs pages that reach
     here must not lose code or tables); without a landmark, more text than the chrome.
+    Readability is not asked on a page with less text than an article needs.
     """
     if landmark is not None and _short_page(landmark, body):
         return None
-    extracted = extract_article_html(html)
-    if extracted is None:
+    if not _may_hold_article(body):
         return None
-    tree = LexborHTMLParser(extracted)
+    tree = extract_article(html)
+    if tree is None:
+        return None
     article = tree.body
     size = text_length(article) if article is not None else 0
     if article is None or size < _MIN_ARTICLE_TEXT:
