@@ -464,6 +464,22 @@ def test_metadata() -> None:
     assert html_to_document("<meta name=robots content=none><p>x", URL).nofollow
 
 
+@pytest.mark.parametrize(
+    ("root", "lang"),
+    [
+        # asciidoc's XHTML (the git manual pages)
+        ("<html xmlns='http://www.w3.org/1999/xhtml' xml:lang='en'>", "en"),
+        ("<html lang='de' xml:lang='en'>", "de"),
+        ("<html lang='' xml:lang='fr'>", "fr"),
+        ("<html>", None),
+    ],
+)
+def test_language_of_an_xhtml_page_is_its_xml_lang(root: str, lang: str | None) -> None:
+    """An XHTML page's xml:lang is its language when no HTML lang says otherwise."""
+    html = f"<?xml version='1.0'?>{root}<head></head><body><main><p>x</p></main></body></html>"
+    assert html_to_document(html, URL).lang == lang
+
+
 def test_page_without_container_keeps_its_text() -> None:
     """A page with no content container still yields its text, without the menu."""
     words = " ".join(f"word{i}" for i in range(300))
