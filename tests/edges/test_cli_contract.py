@@ -491,6 +491,19 @@ class TestHumanSummary:
         print_warnings(Console(file=err, width=200), summary)
         return out.getvalue(), err.getvalue()
 
+    def test_a_long_url_is_shown_whole_on_a_narrow_console(self) -> None:
+        """On 80 columns (any pipe) a URL folds onto more lines; no part is cut off."""
+        url = "https://docs.test/reference/sql-commands/create-index-concurrently.html"
+        summary = CrawlSummary(seed=url, options=CrawlOptions())
+        summary.record(
+            PageOutcome(url=url, depth=0, final_url=url, status=200, title="CREATE INDEX")
+        )
+        out = io.StringIO()
+        print_summary(Console(file=out, width=80), summary)
+        cells = [line.split("│")[3].strip() for line in out.getvalue().splitlines()[4:-2]]
+        assert "".join(cells) == url
+        assert "…" not in out.getvalue()
+
     def test_a_redirect_onto_a_fetched_page_is_shown_as_one(self) -> None:
         base = "https://docs.test"
         summary = CrawlSummary(seed=base + "/", options=CrawlOptions())

@@ -394,6 +394,48 @@ def test_docs_section_named_like_chrome_keeps_its_examples(name: str) -> None:
     assert "r.cookies['example_cookie_name']" in html_to_document(body, URL).markdown
 
 
+@pytest.mark.parametrize(
+    ("body", "kept"),
+    [
+        # MkDocs' configuration page: an option called nav, a heading alone.
+        ("<h3 id='nav'>nav</h3><p>The layout of the global navigation.</p>", "### nav {#nav}"),
+        ("<h5 id='nav-example'>Nav Example</h5><p>Nested lists.</p>", "##### Nav Example"),
+        # Python's http.cookiejar and xml.dom: sections of prose named like chrome.
+        (
+            "<section id='cookie-objects'><h2>Cookie Objects<a class='headerlink' "
+            "href='#cookie-objects'>¶</a></h2><p>Cookie instances have attributes.</p>"
+            "</section>",
+            "Cookie instances have attributes.",
+        ),
+        (
+            "<section id='comment-objects'><h2>Comment Objects</h2>"
+            "<p>Comment represents a comment in the XML document.</p></section>",
+            "Comment represents a comment",
+        ),
+    ],
+)
+def test_id_that_is_its_headings_anchor_is_no_chrome_name(body: str, kept: str) -> None:
+    """An id spelled by the element's own heading names a section, not a page part."""
+    assert kept in markdown_of(f"<h1>T</h1>{body}<p>End.</p>")
+
+
+@pytest.mark.parametrize(
+    "chrome",
+    [
+        "<div id='comments'><h2>Comments</h2><p>Nice post! Thanks.</p></div>",
+        "<div id='navigation'><h3>Navigation</h3><p>Up to the index.</p></div>",
+        "<div id='cookie-banner'><h2>We use cookies</h2><p>Accept them all.</p></div>",
+        "<h3 class='sidebar-title'>On this page</h3>",
+    ],
+)
+def test_chrome_titled_by_its_chrome_word_is_still_dropped(chrome: str) -> None:
+    """A section titled only by its chrome word, or named chrome otherwise, is chrome."""
+    markdown = markdown_of(f"<h1>T</h1><p>Body text.</p>{chrome}")
+    assert "Body text." in markdown
+    for text in ("Comments", "Navigation", "cookies", "On this page"):
+        assert text not in markdown
+
+
 def test_density_fallback_never_picks_a_table_alone() -> None:
     rows = "".join(f"<tr><td><code>KW{i}</code></td><td>reserved word</td></tr>" for i in range(60))
     body = (
@@ -420,6 +462,22 @@ def test_metadata() -> None:
     )
     assert (doc.noindex, doc.nofollow) == (True, False)
     assert html_to_document("<meta name=robots content=none><p>x", URL).nofollow
+
+
+@pytest.mark.parametrize(
+    ("root", "lang"),
+    [
+        # asciidoc's XHTML (the git manual pages)
+        ("<html xmlns='http://www.w3.org/1999/xhtml' xml:lang='en'>", "en"),
+        ("<html lang='de' xml:lang='en'>", "de"),
+        ("<html lang='' xml:lang='fr'>", "fr"),
+        ("<html>", None),
+    ],
+)
+def test_language_of_an_xhtml_page_is_its_xml_lang(root: str, lang: str | None) -> None:
+    """An XHTML page's xml:lang is its language when no HTML lang says otherwise."""
+    html = f"<?xml version='1.0'?>{root}<head></head><body><main><p>x</p></main></body></html>"
+    assert html_to_document(html, URL).lang == lang
 
 
 def test_page_without_container_keeps_its_text() -> None:

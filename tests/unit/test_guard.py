@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ipaddress
+import re
 import urllib.parse
 
 import pytest
@@ -150,6 +151,27 @@ class TestCheckUrlRefusesInvalid:
     )
     def test_invalid(self, url: str) -> None:
         with pytest.raises(InvalidURLError):
+            check_url(url)
+
+    @pytest.mark.parametrize(
+        "url", ["docs.python.org", "example.com/no-scheme?q=1", "localhost:8000/docs/"]
+    )
+    def test_missing_scheme_suggests_one(self, url: str) -> None:
+        """A URL typed without its scheme says so and shows the URL to try."""
+        with pytest.raises(
+            InvalidURLError, match=re.escape(f"no scheme: did you mean https://{url} ?")
+        ):
+            check_url(url)
+
+    @pytest.mark.parametrize(
+        ("url", "reason"),
+        [
+            ("javascript:alert(1)", "scheme 'javascript' is not http or https"),
+            ("docs python org", "scheme '(none)' is not http or https"),
+        ],
+    )
+    def test_other_schemes_are_named(self, url: str, reason: str) -> None:
+        with pytest.raises(InvalidURLError, match=re.escape(reason)):
             check_url(url)
 
     @pytest.mark.parametrize(

@@ -313,6 +313,13 @@ GLOBS = [
     pytest.param("*/über/*", "https://docs.example.com/über/x", True, id="non-ascii-pattern"),
     pytest.param("**", "https://docs.example.com/", True, id="double-star"),
     pytest.param("https://*.example.com/*", "https://a.docs.example.com/x", True, id="host-glob"),
+    # A glob starting with "/" is a path glob: it would never match a whole URL.
+    pytest.param("/api/*", "https://docs.example.com/api/v1/x", True, id="path-glob"),
+    pytest.param("/api/*", "https://docs.example.com/v1/api/x", False, id="path-glob-anchored"),
+    pytest.param("/A/b.html", "https://docs.example.com:8443/a/B.html", True, id="path-exact"),
+    pytest.param("/a/b", "https://docs.example.com/a/b?x=1", False, id="path-then-query"),
+    pytest.param("/l?page=*", "https://docs.example.com/l?page=2", True, id="path-query"),
+    pytest.param("/", "https://docs.example.com", True, id="path-root"),
 ]
 
 

@@ -133,7 +133,10 @@ def crawl(
     ] = None,
     exclude: Annotated[
         list[str] | None,
-        typer.Option("--exclude", help="Skip URLs matching this glob (repeatable)."),
+        typer.Option(
+            "--exclude",
+            help="Skip URLs matching this glob (on the path if it starts with /; repeatable).",
+        ),
     ] = None,
     delay: Annotated[
         float | None, typer.Option("--delay", help="Seconds between requests to one origin.")

@@ -102,7 +102,7 @@ def print_summary(console: Console, summary: CrawlSummary) -> None:
     table = Table(title=f"crawl of {summary.seed}", show_lines=False)
     table.add_column("depth", justify="right")
     table.add_column("status", justify="right")
-    table.add_column("url")
+    table.add_column("url", overflow="fold")  # whole, on as many lines as it takes
     table.add_column("title / error")
     for page in summary.pages:
         url = page.final_url or page.url
@@ -157,7 +157,9 @@ def print_documents(console: Console, total: int, docs: Sequence[StoredDocument]
     """Print stored documents as a table."""
     from rich.table import Table
 
-    table = Table("id", "title", "url", "updated", title=f"{total} documents")
+    table = Table("id", "title", title=f"{total} documents")
+    table.add_column("url", overflow="fold")  # whole, on as many lines as it takes
+    table.add_column("updated")
     for doc in docs:
         table.add_row(doc.id, doc.title, doc.url, doc.updated_at.strftime("%Y-%m-%d %H:%M"))
     console.print(table)

@@ -112,7 +112,10 @@ def add(
         str | None, typer.Option("--path-prefix", help="Follow only paths starting with it.")
     ] = None,
     exclude: Annotated[
-        list[str] | None, typer.Option("--exclude", help="Skip URLs matching this glob.")
+        list[str] | None,
+        typer.Option(
+            "--exclude", help="Skip URLs matching this glob (on the path if it starts with /)."
+        ),
     ] = None,
     no_robots: NoRobotsOpt = False,
     delay: Annotated[

@@ -126,7 +126,9 @@ class SourceSpec(BaseModel):
     path_prefix: Annotated[
         str | None, Field(min_length=1, description="Follow only paths starting with it.")
     ] = None
-    exclude: Annotated[_Strings, Field(description="Globs on the whole URL to skip.")] = ()
+    exclude: Annotated[
+        _Strings, Field(description="Globs on the whole URL (on its path: /...) to skip.")
+    ] = ()
     respect_robots: Annotated[bool | None, Field(description="Obey robots.txt.")] = None
     delay: Annotated[
         float | None, Field(ge=0, le=60, description="Seconds between requests to one origin.")

@@ -77,6 +77,8 @@ _SPECIAL_SCHEMES = frozenset({"http", "https", "ws", "wss", "ftp", "file"})
 # What parsers skip between "scheme:" and the authority.
 _BEFORE_HOST = "/\\" + "".join(map(chr, range(0x21)))
 # An authority with nothing userinfo-like left: a host (or [literal]) and a numeric port.
+#: A host, an optional port and a path, with no scheme: "docs.python.org/3/", "localhost:8000".
+_SCHEMELESS = re.compile(r"[^:/?#@\s]+(?::[0-9]+)?(?:[/?#]\S*)?")
 _HOST_PORT = re.compile(r"(?:\[[^\]]*\]|[^:\[\]]*)(?::[0-9]*)?")
 _MAX_HOST = 253
 _MAX_LABEL = 63
@@ -372,6 +374,8 @@ def _parse_target(text: str, shown: str) -> Target:
     scheme = parts.scheme.lower()
     default_port = dict(_DEFAULT_PORTS).get(scheme)
     if default_port is None:
+        if _SCHEMELESS.fullmatch(text) is not None:
+            raise InvalidURLError(shown, f"no scheme: did you mean https://{shown} ?")
         # Without "//" the "scheme" of "user:pw@host" is the user name: name it only
         # when the redacted URL still shows it.
         named = scheme if shown.lower().startswith(f"{scheme}:") else ""

@@ -114,7 +114,10 @@ class CrawlOptions(BaseModel):
     ] = None
     exclude_patterns: Annotated[
         tuple[str, ...],
-        Field(alias="excludePatterns", description="Globs on the whole URL; case-insensitive."),
+        Field(
+            alias="excludePatterns",
+            description="Globs on the whole URL, or on its path if one starts with /; any case.",
+        ),
     ] = ()
     delay: Annotated[
         float, Field(ge=0, le=60, description="Minimum seconds between requests to one origin.")

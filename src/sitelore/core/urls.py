@@ -133,6 +133,8 @@ class _Glob:
     pattern: str
     chunks: tuple[re.Pattern[str], ...]
     widths: tuple[int, ...]
+    #: A pattern starting with ``/`` is matched against the path and query only.
+    on_path: bool = False
 
     @classmethod
     def compile(cls, pattern: str) -> _Glob:
@@ -143,7 +145,8 @@ class _Glob:
             re.compile("".join("." if ch == "?" else re.escape(ch) for ch in part), re.DOTALL)
             for part in parts
         )
-        return cls(pattern, chunks, tuple(len(part) for part in parts))
+        widths = tuple(len(part) for part in parts)
+        return cls(pattern, chunks, widths, on_path=pattern.startswith("/"))
 
     def matches(self, text: str) -> bool:
         """Return True if ``text`` (already lower-cased) matches the whole pattern."""
@@ -192,7 +195,8 @@ class Scope:
       nor ``evil-docs.example.com``); scheme and port do not matter.
     * ``path_prefix``: the normalised path must start with it, as a string
       (``/docs`` also admits ``/docsearch``; write ``/docs/`` for a directory).
-    * ``exclude_patterns``: globs on the whole normalised URL, case-insensitive;
+    * ``exclude_patterns``: globs on the whole normalised URL, or on its path and
+      query when the glob starts with ``/`` (``/api/*``), case-insensitive;
       ``*`` matches any run of characters including ``/``, ``?`` exactly one; every
       other character is literal, escaped as URLs are (``é`` matches ``%C3%A9``,
       ``[`` matches ``%5B``).
@@ -265,7 +269,8 @@ class Scope:
             return SkipReason.FILTERED
         if self.excludes:
             text = url.lower()
-            if any(glob.matches(text) for glob in self.excludes):
+            target = text[text.index("/", text.index("://") + 3) :]  # a normalised URL has a path
+            if any(glob.matches(target if glob.on_path else text) for glob in self.excludes):
                 return SkipReason.FILTERED
         if self.url_filter is not None and not self.url_filter(url):
             return SkipReason.FILTERED

@@ -62,6 +62,9 @@ _ALWAYS_CHROME = re.compile(r"cookie|consent|gdpr", re.IGNORECASE)
 _CHROME_MAX_TEXT = 400
 _NEVER_CHROME = frozenset({"body", "main", "article", "pre", "code", "table", "h1", "h2"})
 _CHROME_MIN_LINK_DENSITY = 0.5
+_HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
+_HEADING_SELECTOR = ", ".join(sorted(_HEADINGS))
+_NOT_LETTERS = re.compile(r"[\W_]+")
 
 #: Link texts of a navigation bar ("[ << ] [ >> ] [Top] [Contents]", "Prev Up Next").
 _NAV_WORDS = frozenset(
@@ -81,9 +84,34 @@ _EDIT_LINK = re.compile(
 _SMALL_FORM_TEXT = 200
 
 
-def _is_chrome(node: LexborNode) -> bool:
+def _chrome_names(node: LexborNode) -> list[str]:
+    """The class names of ``node``, and its id unless that id is its heading's anchor.
+
+    An id spelled by the element's own heading names a section of the text, not a
+    page part: ``<h3 id="nav">nav</h3>`` (an option called ``nav``) and ``<section
+    id="cookie-objects"><h2>Cookie Objects</h2>`` are content. A section whose title is
+    a chrome word alone (``<div id="comments"><h2>Comments</h2>``) keeps its id.
+    """
     attrs = node.attributes
-    names = f"{attrs.get('class') or ''} {attrs.get('id') or ''}".split()
+    names = (attrs.get("class") or "").split()
+    anchor = attrs.get("id") or ""
+    if node.tag in _HEADINGS:
+        heading: LexborNode | None = node
+    else:
+        heading = node.css_first(_HEADING_SELECTOR)
+        if _CHROME_NAME.fullmatch(anchor) is not None:
+            heading = None
+    if heading is None or _letters(heading.text(deep=True)) != _letters(anchor):
+        names.extend(anchor.split())
+    return names
+
+
+def _letters(text: str) -> str:
+    return _NOT_LETTERS.sub("", text).lower()
+
+
+def _is_chrome(node: LexborNode) -> bool:
+    names = _chrome_names(node)
     if not any(_CHROME_NAME.search(name) for name in names):
         return False
     if node.css_first("pre") is not None:

@@ -66,7 +66,9 @@ def read_meta(tree: LexborHTMLParser, url: str) -> PageMeta:
             canonical = resolve_link(link.attributes.get("href") or "", base_url)
             break
     root = tree.root
-    lang = _squash(root.attributes.get("lang")) if root is not None else None
+    # XHTML (asciidoc's git manual, Javadoc) says xml:lang; HTML's lang wins when both are.
+    attrs = root.attributes if root is not None else {}
+    lang = _squash(attrs.get("lang")) or _squash(attrs.get("xml:lang"))
     return PageMeta(
         base_url=base_url,
         title=title,
