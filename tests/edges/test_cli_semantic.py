@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 from tests.cli_support import run_cli
 
+from sitelore.adapters.embedding import semantic_installed
 from sitelore.adapters.store import SQLiteStore
 from sitelore.app.semantic import SemanticSearch, embed_pending, embedding_alongside
 from sitelore.core.models import Document, FetchMeta, SearchHit
@@ -58,23 +59,42 @@ def _store(path: Path) -> str:
     return str(path)
 
 
-def test_search_without_vectors_is_lexical_and_says_so_once(
+@pytest.mark.skipif(semantic_installed(), reason="here the extra is installed")
+def test_search_without_the_extra_or_vectors_is_lexical_and_quiet(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """Lexical is how such an install searches: no note (it pointed at a reindex
+    --semantic that fails without the extra)."""
     db = _store(tmp_path / "s.db")
 
     code, out, _ = run_cli(["search", "row_number", "--db", db, "--json"], capsys)
     answer = json.loads(out)
     assert code == 0
     assert answer["ranking"] == "lexical"
-    assert "reindex --semantic" in answer["rankingNote"]
+    assert "rankingNote" not in answer
     assert answer["hits"][0]["url"] == "https://s.test/windows"
 
     code, out, err = run_cli(["search", "row_number", "--db", db], capsys)
-    assert code == 0
-    assert err.count("search is lexical") == 1
-    assert len(err.strip().splitlines()) == 1
+    assert (code, err) == (0, "")
     assert "https://s.test/windows" in out
+
+
+async def test_search_says_why_it_stays_lexical_when_something_would_change_it(
+    tmp_path: Path,
+) -> None:
+    """The extra without vectors: reindex --semantic; vectors without the extra: install it."""
+    store = await _fill(SQLiteStore(tmp_path / "s.db"))
+    try:
+        no_vectors = await SemanticSearch(store, "m", installed=lambda: True).search("file")
+        await store.put_vectors("m", [(1, [1.0, 0.0])])
+        no_extra = await SemanticSearch(store, "m", installed=lambda: False).search("file")
+    finally:
+        await store.close()
+    assert no_vectors.ranking == no_extra.ranking == "lexical"
+    assert no_vectors.note is not None
+    assert "sitelore reindex --semantic" in no_vectors.note
+    assert no_extra.note is not None
+    assert "pip install 'sitelore[semantic]'" in no_extra.note
 
 
 def test_an_unknown_model_is_a_config_error_in_one_line(

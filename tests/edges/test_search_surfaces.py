@@ -8,7 +8,9 @@ saying so, without it; what the surfaces say when search stays lexical needs no 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import sqlite3
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -18,6 +20,7 @@ import pytest
 from mcp import Client
 from tests.edges.api_helpers import serve_api
 
+from sitelore.adapters.embedding import semantic_installed
 from sitelore.adapters.store import SQLiteStore
 from sitelore.app.bootstrap import Runtime
 from sitelore.app.semantic import SemanticSearch, embed_pending
@@ -60,27 +63,55 @@ async def _mcp_search(runtime: Runtime, query: str) -> dict[str, Any]:
     return found.structured_content or {}
 
 
+async def _surfaces(api: Any, query: str) -> tuple[list[dict[str, Any]], str]:
+    """The answers of REST (twice) and MCP, and the web UI's page, for ``query``."""
+    rest = [(await api.client.get("/api/v1/search", params={"q": query})).json() for _ in range(2)]
+    page = (await api.client.get("/", params={"q": query})).text
+    return [*rest, await _mcp_search(api.runtime, query)], page
+
+
+@pytest.mark.skipif(semantic_installed(), reason="here the extra is installed: search is hybrid")
 async def test_every_surface_says_why_search_is_lexical_and_logs_it_once(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
+    """Vectors made elsewhere, no extra here: each surface says what would use them."""
+    caplog.set_level(logging.WARNING, logger="sitelore.app.service")
+    async with serve_api(tmp_path) as api:
+        store = api.runtime.store
+        await _fill(store)
+        assert isinstance(store, SQLiteStore)
+        with contextlib.closing(sqlite3.connect(store.location)) as conn:
+            pks = [row[0] for row in conn.execute("SELECT pk FROM sections")]
+        model = api.runtime.settings.semantic_model
+        await store.put_vectors(model, [(pk, [1.0, 0.0, 0.0]) for pk in pks])
+        answers, page = await _surfaces(api, "row_number")
+
+    for answer in answers:
+        assert answer["ranking"] == "lexical"
+        assert "pip install 'sitelore[semantic]'" in answer["rankingNote"]
+        assert answer["hits"][0]["url"] == "https://s.test/windows"
+    assert 'data-ranking="lexical"' in page
+    assert "pip install" in page
+    said = [r.getMessage() for r in caplog.records if "search is lexical" in r.getMessage()]
+    assert len(said) == 2  # once for the REST app (and its UI), once for the MCP server
+
+
+@pytest.mark.skipif(semantic_installed(), reason="here the extra is installed")
+async def test_without_the_extra_or_vectors_lexical_search_says_nothing(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Lexical is how such an install searches: no note on every answer, no log line."""
     caplog.set_level(logging.WARNING, logger="sitelore.app.service")
     async with serve_api(tmp_path) as api:
         await _fill(api.runtime.store)
-        rest = [
-            (await api.client.get("/api/v1/search", params={"q": "row_number"})).json()
-            for _ in range(2)
-        ]
-        page = (await api.client.get("/", params={"q": "row_number"})).text
-        mcp = await _mcp_search(api.runtime, "row_number")
+        answers, page = await _surfaces(api, "row_number")
 
-    for answer in (*rest, mcp):
+    for answer in answers:
         assert answer["ranking"] == "lexical"
-        assert "reindex --semantic" in answer["rankingNote"]
+        assert answer.get("rankingNote") is None
         assert answer["hits"][0]["url"] == "https://s.test/windows"
-    assert 'data-ranking="lexical"' in page
-    assert "reindex --semantic" in page
-    said = [r.getMessage() for r in caplog.records if "search is lexical" in r.getMessage()]
-    assert len(said) == 2  # once for the REST app (and its UI), once for the MCP server
+    assert "reindex --semantic" not in page
+    assert not [r for r in caplog.records if "search is lexical" in r.getMessage()]
 
 
 async def test_rest_mcp_and_the_ui_rank_hybrid_when_the_store_has_vectors(

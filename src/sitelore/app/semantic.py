@@ -32,6 +32,7 @@ __all__ = ["BATCH", "Ranked", "SemanticSearch", "embed_pending", "embedding_alon
 
 #: Sections embedded per call to the model (one write per batch).
 BATCH = 64
+_EXTRA_MISSING = "the semantic extra is not installed (pip install 'sitelore[semantic]')"
 
 #: Runs ``function(texts)`` away from the event loop.
 Run = Callable[[Callable[[Sequence[str]], Any], Sequence[str]], Awaitable[Any]]
@@ -110,7 +111,8 @@ async def embedding_alongside(
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Ranked:
-    """Search hits and how they were ranked; ``note`` says why search stayed lexical."""
+    """Search hits and how they were ranked; ``note`` says why search stayed lexical
+    when something could make it hybrid (None for an install without the extra)."""
 
     hits: builtins.list[SearchHit]
     ranking: Literal["lexical", "hybrid"]
@@ -146,15 +148,23 @@ class SemanticSearch:
         state = "model loaded" if self._embedder is not None else "model not loaded"
         return f"SemanticSearch({self._model!r}, {state})"
 
-    async def _why_lexical(self) -> str | None:
+    async def _why_lexical(self) -> tuple[bool, str | None]:
+        """Whether search stays lexical, and why when there is something to do about it.
+
+        Without the semantic extra and without vectors, lexical is simply how this
+        install searches: nothing is said (a note on every search, pointing at a
+        ``reindex --semantic`` that would fail, was noise).
+        """
         store = self._store
+        installed = self._installed()
         if not isinstance(store, SectionVectors):
-            return "this store keeps no section vectors"
-        if not await store.has_vectors(self._model):
-            return f"no section vectors of model {self._model} (sitelore reindex --semantic)"
-        if not self._installed():
-            return "the semantic extra is not installed (pip install 'sitelore[semantic]')"
-        return None
+            return True, "this store keeps no section vectors" if installed else None
+        vectors = await store.has_vectors(self._model)
+        if vectors and installed:
+            return False, None
+        if not installed:
+            return True, _EXTRA_MISSING if vectors else None
+        return True, f"no section vectors of model {self._model} (sitelore reindex --semantic)"
 
     async def _model_embedder(self) -> Embedder:
         """The embedder, loaded (off the event loop) by the first query that needs it."""
@@ -174,19 +184,19 @@ class SemanticSearch:
         if not query.strip():
             return Ranked([], "lexical")
         store = self._store
-        note = await self._why_lexical()
-        if note is None and isinstance(store, SectionVectors):
+        lexical, why = await self._why_lexical()
+        if not lexical and isinstance(store, SectionVectors):
             try:
                 embedder = await self._model_embedder()
                 rows = await asyncio.to_thread(embedder.embed, [query])
             except SemanticUnavailableError as exc:
-                note = str(exc)
+                why = str(exc)
             else:
                 vector = [float(x) for x in rows[0]]
                 hits = await store.hybrid_search(query, vector, self._model, limit=limit)
                 return Ranked(hits, "hybrid")
-        note = f"search is lexical: {note}"
-        if self._on_lexical is not None and note not in self._said:
+        note = f"search is lexical: {why}" if why is not None else None
+        if note is not None and self._on_lexical is not None and note not in self._said:
             self._said.add(note)
             self._on_lexical(note)
         hits = await store.search(query, limit=limit)
