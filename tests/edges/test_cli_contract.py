@@ -529,3 +529,21 @@ class TestHumanSummary:
         summary.warnings = ["stopped at deadline; 7 discovered URLs were not fetched"]
         out, err = self.render(summary)
         assert (out + err).count("not fetched") == 1
+
+
+def test_a_start_site_that_is_down_is_named_as_such(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Its robots.txt is unreachable: exit 2, and the error says why (not only 'network')."""
+    import socket
+
+    with socket.socket() as closed:  # a port nothing listens on once this is closed
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    url = f"http://127.0.0.1:{port}/"
+    args = ["crawl", url, "--allow-private", "127.0.0.1", "--db", str(tmp_path / "s.db")]
+    code, out, err = run_cli(args, capsys)
+    assert (code, out) == (2, "")
+    last = err.strip().splitlines()[-1]
+    assert last.startswith(f"sitelore: error: {url}: robots.txt could not be read")
+    assert "could not connect" in last

@@ -138,7 +138,8 @@ async def test_unreachable_after_one_retry(error: SiteloreError) -> None:
     rules = await make_robots_loader(fetcher)(ORIGIN)
     assert len(fetcher.calls) == 2
     assert rules.unreachable
-    assert rules.source == f"unreachable ({error.kind})"
+    # The cause is named, so "the site is down" reads as such in the start URL's error.
+    assert rules.source == f"unreachable ({error.kind}: {error.message})"
     assert not is_allowed(rules, ORIGIN + "/page")
 
 

@@ -121,7 +121,7 @@ class _Loader:
             _log.warning(
                 "robots.txt unreachable (%s), disallowing all (--no-robots overrides): %s", exc, url
             )
-            return unreachable_rules(str(exc.kind))
+            return unreachable_rules(f"{exc.kind}: {exc.message}")
 
     async def _load(self, url: str) -> RobotsRules:
         """One attempt; a network error or timeout propagates (the caller retries once)."""
