@@ -286,3 +286,37 @@ class TestDelete:
         assert code == 2
         assert "no sitelore store here" in err
         assert not (tmp_path / "none.db").exists()
+
+
+@pytest.mark.parametrize(
+    ("title", "markdown", "expected"),
+    [
+        # The page's own first heading is its title: printed once, as the page wrote it.
+        ("Install", "## Install {#i}\n\nRun it.", "## Install {#i}\n\n<URL>\n\nRun it.\n"),
+        ("Install", "Run it.", "# Install\n\n<URL>\n\nRun it.\n"),
+        ("Guide", "# Install\n\nRun it.", "# Guide\n\n<URL>\n\n# Install\n\nRun it.\n"),
+    ],
+)  # fmt: skip
+def test_show_prints_the_title_once(
+    title: str, markdown: str, expected: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import asyncio
+    from datetime import UTC, datetime
+
+    from sitelore.adapters.store import SQLiteStore
+    from sitelore.core.models import Document, FetchMeta
+
+    url = "https://a.test/install"
+    meta = FetchMeta(status=200, content_type="text/html", fetched_at=datetime.now(UTC))
+
+    async def seed() -> None:
+        store = SQLiteStore(tmp_path / "s.db")
+        try:
+            await store.upsert(Document(url=url, title=title, markdown=markdown), meta)
+        finally:
+            await store.close()
+
+    asyncio.run(seed())
+    code, out, _ = run_cli(["show", url, "--db", str(tmp_path / "s.db")], capsys)
+    assert code == 0
+    assert out == expected.replace("URL", url)

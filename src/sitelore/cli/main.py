@@ -72,6 +72,7 @@ from sitelore.core.errors import (
 from sitelore.core.linkstyle import restyle_links
 from sitelore.core.models import CrawlSummary
 from sitelore.core.ports import CaptureLinks
+from sitelore.core.sections import heading_line
 
 if TYPE_CHECKING:
     from sitelore.core.config import Settings
@@ -408,7 +409,21 @@ def show(
     else:
         gone = f"(removed from the site {doc.removed_at:%Y-%m-%d})\n\n" if doc.removed_at else ""
         markdown = restyle_links(doc.markdown, style).rstrip()
-        sys.stdout.write(f"# {doc.title}\n\n<{doc.url}>\n\n{gone}{markdown}\n")
+        head, body = _title_line(doc.title, markdown)
+        sys.stdout.write(f"{head}\n\n<{doc.url}>\n\n{gone}{body}\n")
+
+
+def _title_line(title: str, markdown: str) -> tuple[str, str]:
+    """The line ``show`` starts with, and the Markdown after it.
+
+    The page's own first heading when it is the title (printing both said it twice),
+    else ``# title`` before the whole Markdown.
+    """
+    first, _, rest = markdown.partition("\n")
+    heading = heading_line(first)
+    if heading is not None and heading[1].split() == title.split():
+        return first, rest.lstrip("\n")
+    return f"# {title}", markdown
 
 
 @app.command()
