@@ -55,6 +55,11 @@ async def read_sitemaps(
 
     found = await loader(seed, declared, before)
     warnings += [f"sitemap: {error}" for error in found.errors]
+    if not found.urls and not found.errors:  # --sitemap asked for, nothing came of it
+        if found.files:
+            warnings.append("sitemap: the sitemaps read list no page")
+        elif not declared:
+            warnings.append("sitemap: none found (robots.txt names none; /sitemap.xml is missing)")
     if found.truncated:
         warnings.append("sitemap: URL cap reached; the rest were not read")
     return found.urls, warnings
