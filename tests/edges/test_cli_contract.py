@@ -521,6 +521,16 @@ class TestHumanSummary:
         assert "redirect to an already-fetched page" in row
         assert " 200 " not in row
 
+    def test_a_clamped_option_says_where_the_caps_are_raised(self) -> None:
+        summary = CrawlSummary(seed="https://docs.test/", options=CrawlOptions())
+        requested, applied = CrawlOptions(max_pages=500), CrawlOptions(max_pages=200)
+        summary.clamped = tuple(clamped_options(requested, applied))
+        out, _ = self.render(summary)
+        assert "max_pages 500 clamped to the operator's cap 200" in out
+        assert "[limits] in the settings file" in out
+        summary.clamped = ()
+        assert "[limits]" not in self.render(summary)[0]
+
     def test_truncation_is_said_once_even_without_the_crawl_warning(self) -> None:
         summary = CrawlSummary(seed="https://docs.test/", options=CrawlOptions())
         summary.truncated, summary.truncated_reason, summary.unfetched = True, "deadline", 7

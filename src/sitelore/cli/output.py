@@ -126,6 +126,11 @@ def print_summary(console: Console, summary: CrawlSummary) -> None:
     )
     for note in summary.clamped:
         console.print(f"[yellow]{escape(str(note))}[/yellow]")
+    if summary.clamped:
+        console.print(
+            "[dim]the caps are the operator's: \\[limits] in the settings file "
+            "(--config, SITELORE_CONFIG or ./sitelore.toml) raises them[/dim]"
+        )
 
 
 def print_warnings(console: Console, summary: CrawlSummary) -> None:
