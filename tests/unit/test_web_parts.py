@@ -213,3 +213,31 @@ def test_a_table_the_converter_wrote_as_html_renders_as_a_table() -> None:
     assert '<td colspan="2">' in html
     assert "<pre><code>SELECT ascii('x');" in html
     assert "&lt;t" not in html
+
+
+@pytest.mark.parametrize(
+    ("url", "host", "matches"),
+    [
+        ("https://Docs.Test/x", "docs.test", True),
+        ("http://127.0.0.1:8765/x", "127.0.0.1", True),
+        ("http://127.0.0.1:8765/x", "127.0.0.1:8765", True),  # as the URL writes it
+        ("http://127.0.0.1:8765/x", "127.0.0.1:80", False),
+        ("http://[::1]:8000/x", "::1", True),
+        ("http://[::1]:8000/x", "[::1]:8000", True),
+        ("https://a.test/x", "b.test", False),
+    ],
+)
+def test_the_document_list_filters_by_host_with_or_without_port(
+    url: str, host: str, matches: bool
+) -> None:
+    from datetime import UTC, datetime
+
+    from sitelore.core.models import StoredDocument
+    from sitelore.server.web.documents import DocumentFilter
+
+    now = datetime.now(UTC)
+    doc = StoredDocument(
+        id="d", url=url, title="t", markdown="m", content_hash="h", content_type="text/html",
+        status=200, fetched_at=now, created_at=now, updated_at=now,
+    )  # fmt: skip
+    assert DocumentFilter(host=host).matches(doc) is matches

@@ -7,6 +7,7 @@ and ``anchor_url``; a hit without an anchor URL opens the document at its top).
 from __future__ import annotations
 
 import dataclasses
+import re
 from typing import Annotated
 from urllib.parse import urlencode, urlsplit
 
@@ -54,6 +55,18 @@ def result_view(hit: SearchHit) -> ResultView:
     return ResultView(hit.title or hit.url, hit.url, hit.snippet, hit.heading_path, href)
 
 
+#: ``name:port`` or ``[v6 address]:port``.
+_WITH_PORT = re.compile(r"(?:\[[^\]]*\]|[^:\[\]]+):[0-9]+")
+
+
+def _on_host(url: str, wanted: str) -> bool:
+    """Whether ``url`` is on host ``wanted``: a name, or ``name:port`` as a URL writes it."""
+    wanted = wanted.lower()
+    if _WITH_PORT.fullmatch(wanted):
+        return urlsplit(url).netloc.rpartition("@")[2].lower() == wanted
+    return host_of(url) == wanted.strip("[]")
+
+
 @dataclasses.dataclass(frozen=True, slots=True)
 class DocumentFilter:
     """The document list's filters; empty fields filter nothing."""
@@ -73,7 +86,7 @@ class DocumentFilter:
         removed = doc.removed_at is not None
         return (
             (not self.prefix or doc.url.startswith(self.prefix))
-            and (not self.host or host_of(doc.url) == self.host.lower())
+            and (not self.host or _on_host(doc.url, self.host))
             and (self.status is None or doc.status == self.status)
             and (self.removed != "live" or not removed)
             and (self.removed != "removed" or removed)
