@@ -241,3 +241,29 @@ def test_the_document_list_filters_by_host_with_or_without_port(
         status=200, fetched_at=now, created_at=now, updated_at=now,
     )  # fmt: skip
     assert DocumentFilter(host=host).matches(doc) is matches
+
+
+@pytest.mark.parametrize(
+    ("warnings", "stopped"),
+    [([], 1), (["stopped at max_pages (max_pages=25); 5 discovered URLs were not fetched"], 0)],
+)
+def test_the_crawl_page_says_why_it_stopped_once(warnings: list[str], stopped: int) -> None:
+    from types import SimpleNamespace
+
+    from sitelore.core.models import CrawlSummary
+    from sitelore.core.options import CrawlOptions
+    from sitelore.server.web.crawls import SKIP_REASONS
+    from sitelore.server.web.views import Pages
+
+    summary = CrawlSummary(seed="https://a.test/", options=CrawlOptions())
+    summary.truncated, summary.truncated_reason, summary.unfetched = True, "max_pages", 5
+    summary.warnings = warnings
+    progress = SimpleNamespace(status="done", done=25, cap=25, indexed=25, errors=0, skipped="")
+    context = {
+        "job": SimpleNamespace(seed="https://a.test/", id="j1", finished=True),
+        "progress": progress, "rows": [], "summary": summary, "skipped": {},
+        "reasons": SKIP_REASONS, "error": None, "options": {}, "csrf": "", "path": "/",
+    }  # fmt: skip
+    html = Pages(secured=False)._env.get_template("crawl.html").render(**context)
+    assert html.count("Stopped early: max_pages.") == stopped
+    assert html.count("not fetched") == len(warnings)
