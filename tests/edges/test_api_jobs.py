@@ -41,6 +41,36 @@ async def read_events(client: httpx.AsyncClient, path: str) -> list[tuple[str, d
 
 
 class TestJobs:
+    async def test_the_server_lists_its_jobs_newest_first_and_the_ui_shows_them(
+        self, site: str, tmp_path: Path
+    ) -> None:
+        """GET /crawls lists jobs started over the API (the web UI's list showed only its own)."""
+        async with serve_api(tmp_path) as api:
+            ids = []
+            for pages in (2, 3):
+                started = await api.client.post(CRAWLS, json={"url": f"{site}/", "maxPages": pages})
+                ids.append(started.json()["id"])
+                await read_events(api.client, started.json()["links"]["events"])
+            listed = (await api.client.get(CRAWLS)).json()["crawls"]
+            one = (await api.client.get(CRAWLS, params={"limit": 1})).json()["crawls"]
+            page = (await api.client.get("/crawls")).text
+        assert [job["id"] for job in listed] == ids[::-1]
+        assert [job["id"] for job in one] == ids[-1:]
+        newest = listed[0]
+        assert set(newest) == {
+            "id",
+            "status",
+            "seed",
+            "createdAt",
+            "finishedAt",
+            "progress",
+            "links",
+        }
+        assert newest["status"] == "done"
+        assert newest["progress"]["pagesCrawled"] == 3
+        assert newest["links"]["self"] == f"{CRAWLS}/{ids[1]}"
+        assert all(f"/crawls/{job_id}" in page for job_id in ids)
+
     async def test_job_answers_202_streams_pages_then_ends_done(
         self, site: str, tmp_path: Path
     ) -> None:

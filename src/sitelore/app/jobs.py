@@ -230,6 +230,10 @@ class JobManager:
         job._task = asyncio.create_task(run, name=f"sitelore-job-{job.id}")
         return job
 
+    def listed(self) -> list[Job]:
+        """The jobs this manager knows (running, and the latest finished), newest first."""
+        return list(reversed(self._jobs.values()))
+
     def find(self, job_id: str) -> Job | None:
         """The job with this id; None when there is none (or it was forgotten)."""
         return self._jobs.get(job_id)

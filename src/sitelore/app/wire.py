@@ -43,6 +43,8 @@ __all__ = [
     "ErrorDetail",
     "Health",
     "Hit",
+    "JobBrief",
+    "JobList",
     "JobOut",
     "JobProgress",
     "PageFailure",
@@ -447,6 +449,27 @@ def _job_links(base: str, job_id: str) -> dict[str, str]:
     return {"self": f"{base}/{job_id}", "events": f"{base}/{job_id}/events"}
 
 
+class JobBrief(_Wire):
+    """A crawl job in a list: what it is and how far it got (its result at ``links.self``)."""
+
+    id: str = Field(description="Job id.")
+    status: str = Field(description="running, done, failed, cancelled or interrupted.")
+    seed: str = Field(description="The start URL.")
+    created_at: datetime = Field(description="When the job was accepted (UTC).")
+    finished_at: datetime | None = Field(description="When it ended (UTC); null while running.")
+    progress: JobProgress = Field(description="Pages so far.")
+    links: dict[str, str] = Field(description="URLs of this job and of its event stream.")
+
+
+class JobList(_Wire):
+    """The crawl jobs this server knows, newest first."""
+
+    crawls: list[JobBrief] = Field(
+        description="Running jobs and the latest finished ones (an earlier job, or one "
+        "from before a restart, still answers at its own URL)."
+    )
+
+
 class JobOut(_Wire):
     """A crawl job: status, progress, and the crawl result once it has ended."""
 
@@ -539,3 +562,7 @@ class JobOut(_Wire):
             error=error,
             links=_job_links(base, job.id),
         )
+
+    def brief(self) -> JobBrief:
+        """This job as a list shows it."""
+        return JobBrief.model_validate(self.model_dump(include=set(JobBrief.model_fields)))

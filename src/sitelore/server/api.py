@@ -47,6 +47,7 @@ from sitelore.app.wire import (
     ErrorBody,
     ErrorDetail,
     Health,
+    JobList,
     JobOut,
     RemoteOptionError,
     RemotePolicy,
@@ -540,6 +541,14 @@ def _add_job_routes(app: FastAPI, runtime: Runtime, crawls: _Crawls, remote: Rem
         crawls.asked_of[job] = asked
         response.headers["location"] = f"{_CRAWLS}/{job.id}"
         return crawls.shape(job)
+
+    @app.get(_CRAWLS, responses=_ERRORS, tags=["crawls"])
+    async def list_crawls(
+        limit: Annotated[int, Query(ge=1, le=100, description="At most this many.")] = 20,
+    ) -> JobList:
+        """The crawl jobs this server knows, newest first: running ones and the latest
+        finished (each one's result at ``links.self``)."""
+        return JobList(crawls=[crawls.shape(job).brief() for job in jobs.listed()[:limit]])
 
     @app.get(f"{_CRAWLS}/{{job_id}}", responses=_NOT_FOUND, tags=["crawls"])
     async def get_crawl(job_id: str) -> JobOut:

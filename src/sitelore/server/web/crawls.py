@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections import deque
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
@@ -38,7 +37,8 @@ __all__ = [
 ]
 
 _HEARTBEAT_SECONDS = 15.0
-_KEPT_IDS = 200
+#: The most jobs the crawl page lists (newest first).
+_LISTED_JOBS = 200
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -171,14 +171,13 @@ def page_outcome(page: PageOutcome) -> str:
 def crawl_routes(
     runtime: Runtime, jobs: JobManager, remote: RemotePolicy, pages: Pages
 ) -> APIRouter:
-    """The crawl pages; jobs started here are listed on ``/crawls`` (newest first)."""
+    """The crawl pages; the server's jobs (from here or the API) are listed on ``/crawls``."""
     router = APIRouter(include_in_schema=False)
-    started: deque[str] = deque(maxlen=_KEPT_IDS)
 
     def form_page(
         request: Request, values: Mapping[str, Any], error: str | None = None, field: str = ""
     ) -> Response:
-        listed = [job for job_id in started if (job := jobs.find(job_id)) is not None]
+        listed = jobs.listed()[:_LISTED_JOBS]
         context = {
             "fields": FIELDS,
             "values": values,
@@ -210,7 +209,6 @@ def crawl_routes(
             return form_page(request, shown, str(exc), exc.field)
         except SiteloreError as exc:
             return form_page(request, shown, str(exc), "url")
-        started.appendleft(job.id)
         return redirect(f"/crawls/{job.id}")
 
     @router.get("/crawls/{job_id}")
