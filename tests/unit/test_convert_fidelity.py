@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
-from sitelore.core.convert import to_document
+from sitelore.core.convert import html_to_document, to_document
 from sitelore.core.models import Document
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "fidelity"
@@ -285,3 +285,20 @@ def test_sphinx_signature_is_code_followed_by_its_body() -> None:
     )
     assert signature in markdown
     assert "*obj*, *fp*" not in markdown
+
+
+def test_a_footnote_cited_several_times_loses_its_back_links() -> None:
+    """docutils lists the references back to a note as "(1,2,3)": not the note's text."""
+    html = (
+        "<html><body><main><h1>Types</h1><p>Cased<a class='footnote-reference brackets' "
+        "href='#id15' id='id6'>4</a> and again<a class='footnote-reference brackets' "
+        "href='#id15' id='id7'>4</a>.</p><aside class='footnote-list brackets'>"
+        "<aside class='footnote brackets' id='id15' role='note'><span class='label'>"
+        "<span class='fn-bracket'>[</span>4<span class='fn-bracket'>]</span></span>"
+        "<span class='backrefs'>(<a role='doc-backlink' href='#id6'>1</a>,"
+        "<a role='doc-backlink' href='#id7'>2</a>)</span>"
+        "<p>Cased characters are those with a case.</p></aside></aside></main></body></html>"
+    )
+    markdown = html_to_document(html, "https://docs.test/t.html").markdown
+    assert "[^4]: Cased characters are those with a case." in markdown
+    assert "(1,2)" not in markdown

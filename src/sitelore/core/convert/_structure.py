@@ -269,6 +269,8 @@ def _prepare_footnotes(tree: LexborHTMLParser, content: LexborNode) -> None:
             continue
         if label_node is not None and label_node is not note:
             label_node.decompose()
+        for backrefs in body.css(".backrefs"):  # "(1,2,3)": links back to each reference
+            backrefs.decompose()
         text = squashed_text(body)
         para = tree.create_node("p")
         para.insert_child(f"[^{label}]: {text}")
