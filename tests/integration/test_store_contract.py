@@ -417,6 +417,60 @@ async def test_a_question_is_answered_by_a_section_with_its_heading_path_and_anc
     assert "`" not in best.snippet
 
 
+_VACUUMING = "https://e.test/routine-vacuuming.html"
+_VACUUMING_MD = """# Routine Vacuuming {#vacuum}
+
+## Preventing Wraparound Failures {#wraparound}
+
+VACUUM freezes old rows so that their transaction IDs can be reused; the
+vacuum_freeze_min_age setting says how old a row must be. An aggressive
+vacuum freezes every page, see [VACUUM FREEZE](https://e.test/sql-vacuum.html).
+Transaction IDs are 32 bits wide, so a cluster that runs for long enough wraps
+around; rows whose IDs are from before the wrap would seem to be in the future and
+vanish. Routine maintenance avoids that, and the server refuses new transactions
+when it comes too close to the limit.
+"""
+_BOOKINDEX = "https://e.test/bookindex.html"
+_BOOKINDEX_MD = "# Index\n\n### V {#indexdiv-V}\n\n" + "\n".join(
+    f"- vacuum_freeze_{name} configuration parameter, [Vacuum Freeze](https://e.test/c.html#{name})"
+    for name in ("min_age", "table_age", "max_age", "multixact_min_age", "multixact_table_age")
+)
+_CHAPTER = "https://e.test/maintenance.html"
+_CHAPTER_MD = (
+    "## Chapter 25. Vacuum Maintenance {#maintenance}\n\n**Table of Contents**\n\n"
+    + "\n".join(  # longer than a section's budget, as Markdown with its link targets
+        f"- [25.{i}. Vacuum Freeze Step {i}](https://e.test/routine-vacuuming.html#step-{i})"
+        for i in range(1, 21)
+    )
+    + "\n\nThe database needs a few tasks done regularly to run well.\n"
+)
+
+
+async def test_indexes_and_tables_of_contents_rank_below_the_content_they_point_to(
+    store: Store,
+) -> None:
+    """A back-of-book index ("term, [Section]" entries, half link text) holds the query's
+    words more densely than the page that answers it; a chapter's long table of contents
+    too, under a title with one of them."""
+    others = [  # so that the query's words are rare (BM25 gives words on every page nothing)
+        (f"https://e.test/other{i}.html", f"Other {i}", f"# Other {i}\n\nTables and rows {i}.")
+        for i in range(12)
+    ]
+    for url, title, markdown in (
+        (_VACUUMING, "25.1. Routine Vacuuming", _VACUUMING_MD),
+        (_BOOKINDEX, "Index", _BOOKINDEX_MD),
+        (_CHAPTER, "Chapter 25. Vacuum Maintenance", _CHAPTER_MD),
+        *others,
+    ):
+        await store.upsert(Document(url=url, title=title, markdown=markdown), _meta())
+
+    hits = await store.search("vacuum freeze")
+
+    assert [hit.url for hit in hits[:1]] == [_VACUUMING]
+    assert {hit.url for hit in hits[1:]} == {_BOOKINDEX, _CHAPTER}
+    assert hits[0].heading_path == ("Routine Vacuuming", "Preventing Wraparound Failures")
+
+
 @pytest.mark.parametrize(
     ("query", "url", "heading"),
     [

@@ -9,6 +9,7 @@ from sitelore.adapters.store._ranking import (
     Candidate,
     candidate_sizes,
     enough_pages,
+    hub_weight,
     page_key,
     rank_pages,
 )
@@ -119,6 +120,22 @@ def test_hub_sections_rank_below_content_and_the_limit_holds() -> None:
         2,
     )
     assert [hit.url for hit in hits] == ["https://d.test/guide", "https://d.test/other"]
+
+
+@pytest.mark.parametrize(
+    ("link_ratio", "weight"),
+    [
+        pytest.param(0.0, 1.0, id="prose"),
+        pytest.param(0.5, 1.0, id="half-links-still-whole"),
+        pytest.param(0.7, 0.625, id="prose-with-a-list-of-names-a-little-lower"),
+        pytest.param(0.9, 0.25, id="table-of-contents"),
+        pytest.param(1.0, 0.25, id="all-links"),
+    ],
+)
+def test_hub_weight_falls_from_half_link_lines_to_a_quarter(
+    link_ratio: float, weight: float
+) -> None:
+    assert hub_weight(link_ratio) == pytest.approx(weight)
 
 
 def test_a_query_that_is_a_page_title_lifts_that_page_even_a_hub() -> None:

@@ -10,6 +10,7 @@ from sitelore.core.convert import to_document
 from sitelore.core.sections import (
     anchor_url,
     heading_line,
+    link_line,
     plain_text,
     split_sections,
     strip_heading_ids,
@@ -58,7 +59,7 @@ def test_sections_follow_the_headings_with_paths_anchors_and_byte_ranges() -> No
     assert _slice(_DOC, sections[2].start, sections[2].end).rstrip().endswith("| a   | 1     |")
     assert sections[2].text == "a = 1\n\nb = 2\n\nkey value\na 1"  # code kept whole, table plain
     assert sections[0].text == "Intro with a link."
-    assert sections[0].link_ratio == pytest.approx(len("a link") / len("Intro with a link."))
+    assert sections[0].link_ratio == 0.0  # prose with a link in it: no link line
 
 
 def test_byte_ranges_count_utf8_bytes() -> None:
@@ -192,6 +193,127 @@ def test_the_converter_keeps_heading_ids(html: str, heading: str) -> None:
 )
 def test_strip_heading_ids_leaves_text_and_code(markdown: str, expected: str) -> None:
     assert strip_heading_ids(markdown) == expected
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        pytest.param("- [13.1. Introduction](mvcc-intro.html)", True, id="docbook-toc"),
+        pytest.param("  - [13.2.1. Read Committed](t.html#rc)", True, id="nested-toc"),
+        pytest.param(
+            "- vacuum_freeze_min_age configuration parameter, [Statement Behavior](c.html#s)",
+            True,
+            id="docbook-bookindex-entry",
+        ),
+        pytest.param("- determination of result type, [UNION, CASE](u.html)", True, id="subentry"),
+        pytest.param("- [abs() (decimal.Context method)](d.html#abs)", True, id="sphinx-genindex"),
+        pytest.param("- [A-LAW](a.html#i), [\\[1\\]](s.html#i)", True, id="genindex-two-links"),
+        pytest.param("- [alloc::Global](alloc/struct.Global.html)", True, id="rustdoc-all"),
+        pytest.param("1. [Getting Started](ch01-00.html)", True, id="mdbook-summary"),
+        pytest.param(
+            "- [add(E)](A.html#add(E)) - Method in class java.util.[ArrayList](A.html)",
+            True,
+            id="javadoc-index-all",
+        ),
+        pytest.param("[Symbols](#s) | [A](#a) | [B](#b) | [C](#c)", True, id="row-of-letters"),
+        pytest.param(
+            "| [`os`](os.html) | *Miscellaneous operating system interfaces.* |",
+            False,
+            id="modindex-row-with-description",
+        ),
+        pytest.param(
+            "- [`json`](json.html): encode and decode JSON documents", False, id="link-then-text"
+        ),
+        pytest.param("See [json](json.html) to encode and decode documents.", False, id="prose"),
+        pytest.param("For more, see [Capacity](v.html#capacity).", False, id="prose-ends-in-link"),
+        pytest.param(
+            "- one two three four five six seven eight nine, [x](y.html)", False, id="long-item"
+        ),
+        pytest.param("- no link here", False, id="no-link"),
+    ],
+)
+def test_link_lines(line: str, expected: bool) -> None:
+    assert link_line(line) is expected
+
+
+_TOC = """## Chapter 13. Concurrency Control {#MVCC}
+
+**Table of Contents**
+
+- [13.1. Introduction](https://d.test/mvcc-intro.html)
+- [13.2. Transaction Isolation](https://d.test/transaction-iso.html)
+  - [13.2.1. Read Committed Isolation Level](https://d.test/transaction-iso.html#rc)
+- [13.3. Explicit Locking](https://d.test/explicit-locking.html)
+
+This chapter describes the behavior of the database system when two or
+more sessions try to access the same data at the same time.
+"""
+_BOOKINDEX = """### V {#indexdiv-V}
+
+- vacuum, [Routine Vacuuming](https://d.test/routine-vacuuming.html)
+- vacuum_cost_delay configuration parameter, [Cost-based Vacuum Delay](https://d.test/r.html#c)
+- vacuum_freeze_min_age configuration parameter, [Statement Behavior](https://d.test/c.html#s)
+- VALUES, [VALUES Lists](https://d.test/queries-values.html), [VALUES](https://d.test/v.html)
+  - determination of result type, [UNION, CASE](https://d.test/typeconv-union-case.html)
+"""
+_PROSE = """# Freezing {#freeze}
+
+VACUUM marks old rows frozen, see [vacuum_freeze_min_age](https://d.test/c.html#s), so
+that their transaction IDs can be reused. It freezes a page once all its rows are
+visible; [Section 25.1.5](https://d.test/routine-vacuuming.html#wrap) tells why.
+
+- [`VACUUM FREEZE`](https://d.test/sql-vacuum.html): freeze every row it scans
+"""
+_SEE_ALSO = """# Timeouts
+
+A request that takes longer than its timeout raises an error. The timeout counts
+from the first byte sent to the last byte read, redirects included.
+
+See also:
+
+- [Retries](https://d.test/retries.html)
+- [Limits](https://d.test/limits.html)
+"""
+
+
+@pytest.mark.parametrize(
+    ("markdown", "ratios"),
+    [
+        pytest.param(_TOC, [(0.8, 1.0), (0.0, 0.0)], id="toc-own-section-then-prose"),
+        pytest.param(_BOOKINDEX, [(0.9, 1.0)], id="back-of-book-index"),
+        pytest.param(_PROSE, [(0.0, 0.0)], id="prose-with-links"),
+        pytest.param(_SEE_ALSO, [(0.05, 0.2)], id="prose-with-a-short-see-also"),
+        pytest.param(
+            "# Code\n\n```markdown\n- [a](b.html)\n- [c](d.html)\n- [e](f.html)\n```\n",
+            [(0.0, 0.0)],
+            id="links-in-code",
+        ),
+    ],
+)
+def test_link_ratio_is_the_share_of_text_on_link_lines(
+    markdown: str, ratios: list[tuple[float, float]]
+) -> None:
+    found = [round(section.link_ratio, 2) for section in split_sections(markdown)]
+    assert len(found) == len(ratios)
+    assert all(low <= ratio <= high for ratio, (low, high) in zip(found, ratios, strict=True))
+
+
+def test_a_list_of_links_is_a_section_of_its_own_with_its_lead_in() -> None:
+    """A table of contents is cut from the prose after it, its label stays with it."""
+    toc, prose = split_sections(_TOC)
+    assert toc.text.startswith("Table of Contents\n\n- 13.1. Introduction")
+    assert toc.start == 0  # the first part holds the heading
+    assert prose.text.startswith("This chapter describes")
+    assert _slice(_TOC, prose.start, prose.end).startswith("This chapter")
+    assert toc.heading_path == prose.heading_path == ("Chapter 13. Concurrency Control",)
+
+
+def test_a_short_lead_in_stays_with_a_long_block() -> None:
+    """A label before a block longer than the budget is not a section alone."""
+    code = "```\n" + "x = 1\n" * 400 + "```"
+    sections = split_sections(f"# Stack\n\nUse a list as a stack:\n\n{code}\n", max_tokens=100)
+    assert len(sections) == 1
+    assert sections[0].text.startswith("Use a list as a stack:\n\nx = 1")
 
 
 def test_sections_survive_pickling_between_processes() -> None:

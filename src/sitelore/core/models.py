@@ -197,7 +197,8 @@ class Section:
     ``start``/``end`` are UTF-8 byte offsets of its Markdown (heading line included);
     ``anchor`` is the fragment id of its heading (or of the nearest heading above it
     that has one), None when there is none; ``text`` is the plain text of its body;
-    ``link_ratio`` the share of that text that is link text (hub pages are mostly links).
+    ``link_ratio`` the share of that text on link lines (entries of a table of contents or
+    an index: :func:`sitelore.core.sections.link_line`; hub pages are mostly those).
     """
 
     ordinal: int

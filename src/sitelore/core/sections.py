@@ -4,7 +4,10 @@ A section is the text under one heading (down to the next heading of any level),
 the path of headings above it, the id of its heading (``## Timeouts {#timeouts}``, as
 the converter writes it) and its byte range in the Markdown. Code blocks and tables
 are never cut; a section longer than the token budget is cut between paragraphs
-(blocks), each part keeping the heading path and anchor. Text before the first
+(blocks), each part keeping the heading path and anchor; a list of links (a table of
+contents, an index) is a part of its own, with the short label before it, so that its
+``link_ratio`` (the share of its text on link lines, :func:`link_line`) tells search
+it is a hub, and the prose beside it is not taken for one. Text before the first
 heading is a section with an empty path. A heading with no text under it makes no
 section of its own (its children carry it in their paths).
 
@@ -18,6 +21,7 @@ from __future__ import annotations
 import dataclasses
 import operator
 import re
+import string
 from collections.abc import Iterator, Sequence
 from typing import NamedTuple
 
@@ -32,6 +36,7 @@ __all__ = [
     "anchor_url",
     "estimate_tokens",
     "heading_line",
+    "link_line",
     "plain_text",
     "split_sections",
     "strip_heading_ids",
@@ -43,8 +48,9 @@ __all__ = [
 SECTION_TOKENS = 400
 #: Bump when the splitter changes what it cuts or indexes: stores cut older documents
 #: again when they open (2: block quote markers left out of the text; 3: line breaks
-#: in table cells and the tags of tables written as HTML left out too).
-SECTIONS_VERSION = 3
+#: in table cells and the tags of tables written as HTML left out too; 4: ``link_ratio``
+#: counts the text on link lines, see :func:`link_line`).
+SECTIONS_VERSION = 4
 
 _HEADING = re.compile(r"^(#{1,6})[ \t]+(.*?)[ \t]*$")
 # html-to-markdown writes a heading inside <summary> (rustdoc's methods) as "**#### x**".
@@ -78,6 +84,21 @@ _SPACES = re.compile(r"[ \t\u00a0]+")
 _BREAK = re.compile(r"`[^`]*`|" + LINE_BREAK.pattern, re.IGNORECASE)
 _QUOTE = re.compile(r"^(?:[ \t]{0,3}>)+[ \t]?")
 _FIRST_GROUP = operator.itemgetter(1)  # a match's first group: faster than r"\1"
+_WORD_CHAR = re.compile(r"\w")
+# Word characters are what these leave (ASCII punctuation but "_", spaces and NUL go):
+# a C loop, where a regex per line cost a fifth of the cutting time.
+_NOT_WORDS = string.punctuation.replace("_", "") + string.whitespace + "\0"
+_ONLY_WORDS = str.maketrans("", "", _NOT_WORDS)
+_SPLIT_WORDS = str.maketrans(_NOT_WORDS, " " * len(_NOT_WORDS))
+_LIST_ITEM = re.compile(r"[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]")
+#: The most words outside links of a line that ends with a link and is an index entry
+#: ("vacuum_freeze_min_age configuration parameter, [Statement Behavior]": three).
+_ENTRY_WORDS = 8
+#: A block of at least this many link lines, mostly links, is a list of links: a section
+#: of its own (its text alone then says it is a hub)...
+_LIST_ENTRIES = 3
+#: ... and a run of prose this short before it (a label: "Table of Contents") joins it.
+_LEAD_IN_TOKENS = 16
 
 
 class _Block(NamedTuple):  # a tuple: made twice as fast as a frozen dataclass
@@ -85,6 +106,8 @@ class _Block(NamedTuple):  # a tuple: made twice as fast as a frozen dataclass
     end: int
     text: str
     heading: tuple[int, str, str | None] | None = None  # level, text, id
+    linked: int = 0  # characters of plain text on link lines
+    entries: int = 0  # link lines
 
 
 def heading_line(line: str) -> tuple[int, str, str | None] | None:
@@ -134,6 +157,7 @@ def _blocks(markdown: str) -> Iterator[_Block]:
     offset = 0
     start = 0
     lines: list[str] = []
+    linked = entries = 0
     fence: str | None = None
     for line in markdown.splitlines(keepends=True):
         size = len(line) if line.isascii() else len(line.encode("utf-8", "surrogatepass"))
@@ -144,33 +168,50 @@ def _blocks(markdown: str) -> Iterator[_Block]:
                 fence = None
         elif not bare.strip():
             if lines:
-                yield _Block(start, offset, "\n".join(lines))
+                yield _Block(start, offset, "\n".join(lines), None, linked, entries)
                 lines = []
+                linked = entries = 0
         elif (heading := heading_line(bare)) is not None:
             if lines:
-                yield _Block(start, offset, "\n".join(lines))
+                yield _Block(start, offset, "\n".join(lines), None, linked, entries)
                 lines = []
+                linked = entries = 0
             yield _Block(offset, offset + size, bare, heading)
         else:
             if not lines:
                 start = offset
             fence = opening_fence(bare, _FENCE_INDENT)
+            if fence is None and "](" in bare and (on_link := _link_line_size(bare)):
+                linked += on_link
+                entries += 1
             lines.append(bare)
         offset += size
     if lines:
-        yield _Block(start, offset, "\n".join(lines))
+        yield _Block(start, offset, "\n".join(lines), None, linked, entries)
 
 
-def _parts(blocks: Sequence[_Block], budget: int) -> Iterator[list[_Block]]:
-    """``blocks`` packed in order into runs of at most ``budget`` tokens (a longer block alone)."""
-    run: list[_Block] = []
+def _parts(
+    blocks: Sequence[_Block], texts: Sequence[str], budget: int
+) -> Iterator[list[tuple[_Block, str]]]:
+    """``blocks`` (with their plain ``texts``) packed in order into runs of ``budget`` tokens.
+
+    A block longer than the budget is a run alone; a list of links (a table of contents,
+    an index) is a run of its own, never mixed with prose, and a short lead-in before a
+    block ("Table of Contents", "For example:") stays with it.
+    """
+    run: list[tuple[_Block, str]] = []
     used = 0
-    for block in blocks:
+    links = False
+    for block, text in zip(blocks, texts, strict=True):
         cost = estimate_tokens(block.text)
-        if run and used + cost > budget:
+        is_links = block.entries >= _LIST_ENTRIES and 2 * block.linked >= len(text)
+        lead_in = used <= _LEAD_IN_TOKENS and not links
+        if run and not lead_in and (used + cost > budget or is_links != links):
             yield run
             run, used = [], 0
-        run.append(block)
+        if not run or lead_in:
+            links = is_links
+        run.append((block, text))
         used += cost
     if run:
         yield run
@@ -186,20 +227,24 @@ def split_sections(markdown: str, *, max_tokens: int = SECTION_TOKENS) -> list[S
     def flush() -> None:
         names = tuple(text for _, text, _ in path)
         anchor = next((ident for _, _, ident in reversed(path) if ident), None)
-        for number, run in enumerate(_parts(body, max_tokens)):
-            first = heading_start if number == 0 and heading_start is not None else run[0].start
-            text = "\n\n".join(plain_text(block.text) for block in run).strip()
+        texts = [plain_text(block.text) for block in body]
+        for number, run in enumerate(_parts(body, texts, max_tokens)):
+            first = run[0][0].start
+            if number == 0 and heading_start is not None:
+                first = heading_start
+            text = "\n\n".join(part for _, part in run).strip()
             if not text:
                 continue
+            linked = sum(block.linked for block, _ in run)
             sections.append(
                 Section(
                     ordinal=len(sections),
                     heading_path=names,
                     anchor=anchor,
                     start=first,
-                    end=run[-1].end,
+                    end=run[-1][0].end,
                     text=text,
-                    link_ratio=_link_ratio(run, text),
+                    link_ratio=min(1.0, linked / len(text)),
                 )
             )
 
@@ -223,9 +268,38 @@ def with_sections(document: Document) -> Document:
     return dataclasses.replace(document, sections=tuple(split_sections(document.markdown)))
 
 
-def _link_ratio(blocks: Sequence[_Block], text: str) -> float:
-    linked = sum(len(_inline(t)) for b in blocks if "]" in b.text for t in _LINK.findall(b.text))
-    return min(1.0, linked / len(text))
+def link_line(line: str) -> bool:
+    """Whether a line of Markdown is an entry of a list of links, not prose with a link.
+
+    A link line holds a link and either is mostly link text (a table of contents, a
+    module list, a row of letters) or is a list item that ends with a link after a few
+    words (a back-of-book index entry, "term, [Section]"; Javadoc's "[name] - Method in
+    class [Type]").
+
+    >>> link_line("- [13.1. Introduction](mvcc-intro.html)")
+    True
+    >>> link_line("- vacuum_freeze_min_age configuration parameter, [Statement Behavior](x.html)")
+    True
+    >>> link_line("Use [`Vec::with_capacity`](v.html) whenever you know the size beforehand.")
+    False
+    """
+    return _link_line_size(line) > 0
+
+
+def _link_line_size(line: str) -> int:
+    """About the length of ``line``'s plain text if it is a link line, else 0."""
+    texts = _LINK.findall(line)
+    if not texts:
+        return 0
+    outside = _LINK.sub("\0", line)  # each link a NUL: what follows the last is its tail
+    linked = "".join(texts)
+    if len(linked.translate(_ONLY_WORDS)) < len(outside.translate(_ONLY_WORDS)) and (
+        not _LIST_ITEM.match(line)
+        or _WORD_CHAR.search(outside.rpartition("\0")[2])
+        or len(outside.translate(_SPLIT_WORDS).split()) > _ENTRY_WORDS
+    ):
+        return 0  # prose, or an item with words after its last link ("[x](…): what x does")
+    return len(outside.strip()) - len(texts) + len(linked)
 
 
 def _inline(text: str) -> str:

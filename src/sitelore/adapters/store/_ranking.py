@@ -2,7 +2,8 @@
 
 Both stores hand over their best sections (lower score is better, as BM25). A page
 scores as its best section plus a little of its second best; a section that is mostly
-link text (tables of contents, indexes) counts for less, unless the query is the page's
+link lines (tables of contents, indexes: :func:`sitelore.core.sections.link_line`)
+counts for less, unless the query is the page's
 title word for word (a keyword query naming it: a chapter's contents page, a table of
 acronyms), which counts double; pages with the same content
 (same hash, or the same URL once ``index.html`` and the fragment are dropped, or a
@@ -26,15 +27,18 @@ __all__ = [
     "candidate_from_row",
     "candidate_sizes",
     "enough_pages",
+    "hub_weight",
     "page_key",
     "rank_pages",
     "wanted",
 ]
 
-#: A section whose text is at least this share of link text is a hub section...
+#: A section with more than this share of its text on link lines counts less...
 HUB_LINK_RATIO = 0.5
-#: ... and its score counts this much.
+#: ... down to this much from this share on (a table of contents, an index: 0.9 to 1;
+#: prose with a list of a few API names in it: 0.5 to 0.7, lowered a little).
 _HUB_FACTOR = 0.25
+_FULL_HUB = 0.9
 #: A section of the page whose title the query is, word for word, counts this much
 #: (and is never lowered as a hub). In eval-search, exact-title queries went from
 #: hit@5 0.96 to 0.99 with it (hub contents pages and one-word titles had sunk),
@@ -73,7 +77,17 @@ class Candidate:
     @property
     def weighted(self) -> float:
         """The score, lowered in weight for a hub section (scores are negative)."""
-        return self.score * (_HUB_FACTOR if self.link_ratio >= HUB_LINK_RATIO else 1.0)
+        return self.score * hub_weight(self.link_ratio)
+
+
+def hub_weight(link_ratio: float) -> float:
+    """How much a section's score counts, by the share of its text on link lines.
+
+    >>> [round(hub_weight(ratio), 3) for ratio in (0.3, 0.7, 0.95)]
+    [1.0, 0.625, 0.25]
+    """
+    share = (link_ratio - HUB_LINK_RATIO) / (_FULL_HUB - HUB_LINK_RATIO)
+    return 1.0 - (1.0 - _HUB_FACTOR) * min(1.0, max(0.0, share))
 
 
 def candidate_from_row(row: Mapping[str, Any]) -> Candidate:
