@@ -49,8 +49,9 @@ SECTION_TOKENS = 400
 #: Bump when the splitter changes what it cuts or indexes: stores cut older documents
 #: again when they open (2: block quote markers left out of the text; 3: line breaks
 #: in table cells and the tags of tables written as HTML left out too; 4: ``link_ratio``
-#: counts the text on link lines, see :func:`link_line`).
-SECTIONS_VERSION = 4
+#: counts the text on link lines, see :func:`link_line`; 5: the quote markers of code
+#: inside a block quote left out).
+SECTIONS_VERSION = 5
 
 _HEADING = re.compile(r"^(#{1,6})[ \t]+(.*?)[ \t]*$")
 # html-to-markdown writes a heading inside <summary> (rustdoc's methods) as "**#### x**".
@@ -83,6 +84,8 @@ _SPACES = re.compile(r"[ \t\u00a0]+")
 # the text stays.
 _BREAK = re.compile(r"`[^`]*`|" + LINE_BREAK.pattern, re.IGNORECASE)
 _QUOTE = re.compile(r"^(?:[ \t]{0,3}>)+[ \t]?")
+#: One to eight levels of quote markers, no more (a code line's own ">" stays).
+_QUOTE_LEVELS = tuple(re.compile(rf"(?:[ \t]{{0,3}}>){{1,{n}}}[ \t]?") for n in range(1, 9))
 _FIRST_GROUP = operator.itemgetter(1)  # a match's first group: faster than r"\1"
 _WORD_CHAR = re.compile(r"\w")
 # Word characters are what these leave (ASCII punctuation but "_", spaces and NUL go):
@@ -331,6 +334,12 @@ def _space_unless_code(match: re.Match[str]) -> str:
     return found if found.startswith("`") else " "
 
 
+def _unquoted(line: str, levels: int) -> str:
+    """A code line of a block quote without its quote markers (at most ``levels``)."""
+    marks = _QUOTE_LEVELS[min(levels, len(_QUOTE_LEVELS)) - 1].match(line)
+    return line[marks.end() :] if marks is not None else line
+
+
 def plain_text(markdown: str) -> str:
     """The words of a block (or more) of Markdown, as indexed and shown in snippets.
 
@@ -343,15 +352,20 @@ def plain_text(markdown: str) -> str:
     """
     out: list[str] = []
     fence: str | None = None
+    quoted = 0  # block quote levels around the open fence
     for line in markdown.splitlines():
         if fence:  # code keeps every character (">>>" prompts included)
             if closes_fence(line, fence):
                 fence = None
             else:
-                out.append(line.rstrip())
+                out.append((_unquoted(line, quoted) if quoted else line).rstrip())
             continue
+        quoted = 0
         if line.lstrip().startswith(">"):
-            line = _QUOTE.sub("", line)  # a block quote's text, not its ">" markers
+            marks = _QUOTE.match(line)  # a block quote's text, not its ">" markers
+            if marks is not None:
+                quoted = marks.group().count(">")
+                line = line[marks.end() :]
         fence = opening_fence(line, _FENCE_INDENT)
         if fence:
             continue
