@@ -53,6 +53,19 @@ async def test_each_document_is_a_file_with_its_provenance(tmp_path: Path) -> No
     assert not list(out.rglob(".sitelore-*"))  # no temporary file left
 
 
+async def test_a_folder_never_takes_a_files_name(tmp_path: Path) -> None:
+    # /a is the file a.md; /a.md/b needs a folder: a.md_ (the export wrote one and
+    # then failed on the other, "Is a directory").
+    pages = {"https://a.test/a": ("A", "# A\n"), "https://a.test/a.md/b": ("B", "# B\n")}
+    store = await _store(tmp_path / "s.db", pages)
+    try:
+        assert await export_markdown(store, tmp_path / "out") == 2
+    finally:
+        await store.close()
+    assert (tmp_path / "out/a.test/a.md").read_text().endswith("# A\n")
+    assert (tmp_path / "out/a.test/a.md_/b.md").read_text().endswith("# B\n")
+
+
 async def test_a_link_out_of_the_folder_is_refused(tmp_path: Path) -> None:
     outside = tmp_path / "outside"
     outside.mkdir()
