@@ -132,7 +132,7 @@ async def test_body_over_cap_parsed_up_to_its_last_complete_line(
     [NetworkError(ROBOTS_URL, "reset"), FetchTimeoutError(ROBOTS_URL, "slow")],
     ids=["network", "timeout"],
 )
-async def test_unreachable_after_one_retry(error: SiteloreError) -> None:
+async def test_unreachable_after_one_retry(error: NetworkError | FetchTimeoutError) -> None:
     """A network error or timeout is tried once more, then disallows all (unreachable)."""
     fetcher = robots_site(Route(error=error))
     rules = await make_robots_loader(fetcher)(ORIGIN)
