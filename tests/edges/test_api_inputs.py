@@ -88,7 +88,7 @@ async def test_last_event_id_is_ascii_digits_only(
         ("PUT", f"{CRAWLS}/some-id", "DELETE, GET"),
         ("PATCH", "/api/v1/documents/some-id", "DELETE, GET"),
         ("PUT", "/api/v1/documents/url", "POST"),
-        ("DELETE", CRAWLS, "POST"),
+        ("DELETE", CRAWLS, "GET, POST"),  # GET lists the jobs
     ],
 )
 async def test_405_allow_lists_every_method_of_the_path(
