@@ -5,15 +5,15 @@ from __future__ import annotations
 import asyncio
 import os
 from datetime import UTC, datetime
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import pytest
 from tests.cli_support import run_cli
 
 from sitelore.adapters.store import SQLiteStore
-from sitelore.app.export_markdown import export_markdown
+from sitelore.app.export_markdown import _unique, export_markdown, front_matter
 from sitelore.core.errors import ConfigError
-from sitelore.core.models import Document, FetchMeta
+from sitelore.core.models import Document, FetchMeta, StoredDocument
 
 META = FetchMeta(status=200, content_type="text/html", fetched_at=datetime(2026, 1, 2, tzinfo=UTC))
 
@@ -51,6 +51,45 @@ async def test_each_document_is_a_file_with_its_provenance(tmp_path: Path) -> No
     assert any('title: "Guide \\"one\\""\nurl: "https://a.test/guide/"\n' in t for t in texts)
     assert any(t.endswith("---\n\n# Guide\n\nSee x.\n") for t in texts)  # links: none
     assert not list(out.rglob(".sitelore-*"))  # no temporary file left
+
+
+def test_the_front_matter_reads_back_as_yaml() -> None:
+    yaml = pytest.importorskip("yaml")
+    # DEL and C1 controls are not allowed in YAML; NEL and U+2028 are line breaks there.
+    title = 'A "quoted"\x7f\x9b title\x85with\u2028breaks\n\tand é'
+    document = StoredDocument(
+        id="0123456789abcdef", url="https://a.test/p", title=title, markdown="# P\n",
+        content_hash="ab", content_type="text/html", status=200,
+        fetched_at=datetime(2026, 1, 2, tzinfo=UTC),
+        created_at=datetime(2026, 1, 2, tzinfo=UTC), updated_at=datetime(2026, 1, 2, tzinfo=UTC),
+    )  # fmt: skip
+    block = front_matter(document).split("---\n")[1]
+    fields = yaml.safe_load(block)
+    assert fields["title"] == title
+    assert fields["status"] == 200
+    assert "é" in block  # readable: only what YAML cannot hold is escaped
+
+
+def test_a_renamed_file_never_takes_another_documents_name() -> None:
+    taken: set[str] = set()
+    first = _unique(PurePosixPath("a.test/x/index.md"), "id1", taken)
+    # A page whose URL spells the name a later duplicate would be given.
+    crafted = _unique(PurePosixPath("a.test/x/index-id2.md"), "id3", taken)
+    second = _unique(PurePosixPath("a.test/x/index.md"), "id2", taken)
+    assert len({first, crafted, second}) == 3
+
+
+async def test_a_folder_never_takes_a_files_name(tmp_path: Path) -> None:
+    # /a is the file a.md; /a.md/b needs a folder: a.md_ (the export wrote one and
+    # then failed on the other, "Is a directory").
+    pages = {"https://a.test/a": ("A", "# A\n"), "https://a.test/a.md/b": ("B", "# B\n")}
+    store = await _store(tmp_path / "s.db", pages)
+    try:
+        assert await export_markdown(store, tmp_path / "out") == 2
+    finally:
+        await store.close()
+    assert (tmp_path / "out/a.test/a.md").read_text().endswith("# A\n")
+    assert (tmp_path / "out/a.test/a.md_/b.md").read_text().endswith("# B\n")
 
 
 async def test_a_link_out_of_the_folder_is_refused(tmp_path: Path) -> None:

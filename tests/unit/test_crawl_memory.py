@@ -68,3 +68,17 @@ async def test_two_crawls_share_one_origin_lock_and_its_spacing() -> None:
     assert await waiting is Turn.GO
     assert clock.monotonic() - started >= 2.0  # spaced by the larger delay
     await b.free()
+
+
+async def test_a_stopped_crawl_throttles_no_origin() -> None:
+    """Once the crawl stops, an origin with a long Crawl-delay is not blamed for it
+    (it was throttled, "reaches the crawl's deadline", with time still left)."""
+    origins, clock = Origins(), FakeClock()
+    memory = _memory(origins, clock, delay=1.0)
+    origins.politeness.set_crawl_delay("https://docs.test", 5000)
+    lease = await memory.lease()
+    assert lease is not None
+    memory.stopped = True
+    assert await lease.turn() is Turn.DEADLINE
+    assert memory.throttles == {}
+    assert not origins.lock("https://docs.test").locked()

@@ -30,6 +30,9 @@ from sitelore.core.export_paths import markdown_path
         ("https://a.test/.git/config", "a.test/_git/config.md"),
         ("https://a.test/x%00y/z%0a", "a.test/x_y/z_.md"),
         ("https://a.test/.html", "a.test/index.md"),
+        # A folder never takes a document file's name (/a is a.md).
+        ("https://a.test/a.md/b", "a.test/a.md_/b.md"),
+        ("https://a.test/A.MD/b", "a.test/A.MD_/b.md"),
     ],
 )
 def test_paths(url: str, path: str) -> None:
@@ -62,3 +65,4 @@ def test_no_path_leaves_the_folder(path: str, query: str) -> None:
         assert "\x00" not in part
         assert len(part.encode("utf-8", "surrogatepass")) <= 255
     assert relative.suffix == ".md"
+    assert not any(folder.lower().endswith(".md") for folder in relative.parts[:-1])

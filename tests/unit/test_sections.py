@@ -126,6 +126,8 @@ def test_heading_lines(line: str, expected: tuple[int, str, str | None] | None) 
         ("\t```\n> *x*\n\t```\nafter", "> *x*\nafter"),  # a fence may follow a tab here
         ('| `.key`<br>`."$v"` | member<br/>accessor<BR />x |', '.key ."$v" member accessor x'),
         ("use `<br>` or `a<br>b`, not <br>", "use <br> or a<br>b, not"),
+        # An escaped tag is the page's own text (a page about HTML), not the converter's.
+        ("Use the \\<br> tag to break lines.", "Use the <br> tag to break lines."),
         # Code in a block quote (an admonition) loses the quote's markers, not its own ">".
         ("> Note\n>\n> ```pycon\n> >>> f.close()\n> ```\n> after", "Note\n\n>>> f.close()\nafter"),
         ("> > ```\n> > > x\n> > ```", "> x"),

@@ -298,6 +298,7 @@ async def test_other_statuses_are_final_even_with_a_retry_after(
         pytest.param(503, "86400", 30, id="a-day"),
         pytest.param(429, "Wed, 01 Jan 2031 00:00:00 GMT", 30, id="date-years-away"),
         pytest.param(503, "20", 10, id="past-the-crawl-deadline"),
+        pytest.param(503, "1e309", 30, id="too-large-for-a-float"),  # its ack: OverflowError
     ],
 )
 async def test_a_retry_after_the_crawl_cannot_wait_throttles_the_origin(

@@ -2,7 +2,7 @@
 
 Each document is written to ``core.export_paths.markdown_path`` of its URL under the
 folder, as a front matter block (title, URL, id, fetch time, content hash, status;
-YAML, each value a double-quoted scalar) and then its Markdown, its links in the
+YAML, strings double-quoted) and then its Markdown, its links in the
 style asked for. Two URLs that map to one file (``/a/`` and ``/a/index.html``) get
 two files: the second one's name ends with its document id. A file is written whole
 or not at all (a temporary file renamed over it), and never outside the folder,
@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import tempfile
 from pathlib import Path, PurePosixPath
 
@@ -26,6 +27,16 @@ from sitelore.core.ports import Store
 __all__ = ["export_markdown", "front_matter"]
 
 _PAGE = 200
+#: Characters a JSON string may hold raw that YAML reads otherwise: DEL and C1
+#: controls are not allowed in a YAML stream, NEL and the Unicode line and paragraph
+#: separators are line breaks there (folded into a space), BOM and non-characters.
+_NOT_YAML = re.compile("[\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff\ud800-\udfff]")
+
+
+def _scalar(value: object) -> str:
+    """``value`` as YAML reads it back: a string double-quoted (JSON), a number bare."""
+    text = json.dumps(value, ensure_ascii=False)
+    return _NOT_YAML.sub(lambda found: f"\\u{ord(found.group()):04x}", text)
 
 
 def front_matter(document: StoredDocument) -> str:
@@ -38,7 +49,7 @@ def front_matter(document: StoredDocument) -> str:
         "content_hash": document.content_hash,
         "status": document.status,
     }
-    lines = [f"{name}: {json.dumps(value, ensure_ascii=False)}" for name, value in fields.items()]
+    lines = [f"{name}: {_scalar(value)}" for name, value in fields.items()]
     return "---\n" + "\n".join(lines) + "\n---\n\n"
 
 
@@ -47,8 +58,11 @@ def _unique(path: PurePosixPath, document_id: str, taken: set[str]) -> PurePosix
 
     Names are compared case-folded: on a case-insensitive file system they are one file.
     """
-    if path.as_posix().casefold() in taken:
-        path = path.with_name(f"{path.stem}-{document_id}{path.suffix}")
+    stem, number = path.stem, 0
+    while path.as_posix().casefold() in taken:  # a URL may spell another's renamed name
+        number += 1
+        suffix = f"-{document_id}" + (f"-{number}" if number > 1 else "")
+        path = path.with_name(f"{stem}{suffix}{path.suffix}")
     taken.add(path.as_posix().casefold())
     return path
 

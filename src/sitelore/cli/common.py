@@ -261,7 +261,7 @@ def read_cli_settings(*, config: Path | None, db: str | None) -> ReadSettings:
 
 @contextlib.asynccontextmanager
 async def reading_store(location: str) -> AsyncIterator[Store]:
-    """The store at ``location`` for a command that only reads: never created, then closed.
+    """The store at ``location`` for a command on an existing store: never created, then closed.
 
     A location without a store raises ``NoStoreError`` (exit 2), as
     ``Runtime(settings, create_store=False)`` does.

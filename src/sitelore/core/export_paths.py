@@ -8,7 +8,9 @@ URLs differing only there get two files. Every segment is percent-decoded and th
 made safe: letters, digits and ``-._~`` stay, anything else (``/``, ``\\``, NUL,
 control characters) becomes ``_``; ``.``, ``..`` and names starting with a dot are
 changed, and long names are cut (with a hash) to fit any file system's 255 bytes.
-No name can leave the folder. Pure: no I/O.
+A folder never ends in ``.md`` (``/a.md/b`` gets ``a.md_/``): no folder can take the
+name of a document's file (``/a``'s ``a.md``). No name can leave the folder. Pure:
+no I/O.
 """
 
 from __future__ import annotations
@@ -60,4 +62,10 @@ def markdown_path(url: str) -> PurePosixPath:
     stem = _PAGE_EXTENSIONS.sub("", unquote(last)) or "index"
     if parts.query:
         stem = f"{stem}_{_digest(parts.query)}"
-    return PurePosixPath(host_dir, *(_safe(f) for f in folders), _safe(stem) + ".md")
+    return PurePosixPath(host_dir, *(_folder(f) for f in folders), _safe(stem) + ".md")
+
+
+def _folder(segment: str) -> str:
+    """A path segment as a folder name: never ``*.md``, the name of a document's file."""
+    name = _safe(segment)
+    return name + "_" if name.lower().endswith(".md") else name

@@ -50,8 +50,8 @@ SECTION_TOKENS = 400
 #: again when they open (2: block quote markers left out of the text; 3: line breaks
 #: in table cells and the tags of tables written as HTML left out too; 4: ``link_ratio``
 #: counts the text on link lines, see :func:`link_line`; 5: the quote markers of code
-#: inside a block quote left out).
-SECTIONS_VERSION = 5
+#: inside a block quote left out; 6: an escaped ``\<br>``, the page's own text, kept).
+SECTIONS_VERSION = 6
 
 _HEADING = re.compile(r"^(#{1,6})[ \t]+(.*?)[ \t]*$")
 # html-to-markdown writes a heading inside <summary> (rustdoc's methods) as "**#### x**".
@@ -81,8 +81,8 @@ _EMPHASIS = re.compile(r"__(?<!\\__)|" + _STARS)  # and "__", not escaped
 _ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
 _SPACES = re.compile(r"[ \t\u00a0]+")
 # A line break inside a table cell, matched after any code span so that a "`<br>`" in
-# the text stays.
-_BREAK = re.compile(r"`[^`]*`|" + LINE_BREAK.pattern, re.IGNORECASE)
+# the text stays, and never escaped: "\<br>" is the page's own text.
+_BREAK = re.compile(r"`[^`]*`|(?<!\\)" + LINE_BREAK.pattern, re.IGNORECASE)
 _QUOTE = re.compile(r"^(?:[ \t]{0,3}>)+[ \t]?")
 #: One to eight levels of quote markers, no more (a code line's own ">" stays).
 _QUOTE_LEVELS = tuple(re.compile(rf"(?:[ \t]{{0,3}}>){{1,{n}}}[ \t]?") for n in range(1, 9))

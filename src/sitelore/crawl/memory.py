@@ -232,7 +232,10 @@ class MemoryLease:
             if key in memory.throttles:
                 lock.release()
                 return Turn.THROTTLED
-            if memory.stopped or not await memory.wait_turn(key):
+            if memory.stopped:  # the crawl is ending: no origin is to blame
+                lock.release()
+                return Turn.DEADLINE
+            if not await memory.wait_turn(key):
                 lock.release()
                 why = memory.spaced_past_deadline(key)
                 if why is None:

@@ -351,7 +351,9 @@ class PagePipeline:
             asked = parse_retry_after(snapshot.headers.get("retry-after"), self.clock.now())
             throttle = retry_after_refusal(asked, left=lease.remaining(), cap=MAX_BACKOFF_SECONDS)
         retry = snapshot.status in _RETRY_STATUSES and throttle is None and self._may_retry(item)
-        backoff = self._backoff(item, asked, spacing) if retry else max(0.0, asked or 0.0)
+        # Capped as a retry's is: an ``inf`` asked for (``1e309``) is no wait a worker can ack.
+        waited = min(MAX_BACKOFF_SECONDS, max(0.0, asked or 0.0))
+        backoff = self._backoff(item, asked, spacing) if retry else waited
         if throttle is not None:
             log.warning("throttled %s: %s", lease.origin, throttle)
             await lease.hold_off(0.0, throttle)
