@@ -405,8 +405,14 @@ def _path_of(normalized: str) -> str:
 
 
 def _extension(path: str) -> str:
-    """The lower-cased extension of the last segment of ``path`` (``""`` when none)."""
+    """The lower-cased extension of the last segment of ``path`` (``""`` when none).
+
+    A wiki page named after a file (MediaWiki's ``/wiki/File:Diagram.png``, an HTML
+    page about the file) has none: a ``:`` marks a namespaced title.
+    """
     name = path[path.rfind("/") + 1 :]
+    if ":" in name:
+        return ""
     dot = name.rfind(".")
     return name[dot + 1 :].lower() if dot > 0 else ""
 
