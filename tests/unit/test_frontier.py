@@ -172,7 +172,7 @@ def test_out_of_scope_links_are_filtered(options: dict[str, object], url: str) -
         "https://docs.example.com/manual.pdf",
         "https://docs.example.com/.png",  # a dot file: no extension
         "https://docs.example.com/images.png/",  # a folder
-X
+        "https://docs.example.com/wiki/File:Diagram.png",  # a wiki's page about the file
     ],
 )
 def test_links_to_what_may_be_a_document_are_followed(url: str) -> None:
