@@ -266,9 +266,15 @@ class TestDelete:
 
         one, _, _ = asyncio.run(seed())
         args = ["--db", str(db)]
-        code, out, err = run_cli(["delete", one, "https://a.test/two", *args, "--json"], capsys)
+        two = ["https://a.test/two", "https://a.test/two"]  # named twice: deleted once
+        code, out, err = run_cli(
+            ["delete", one, "https://a.test/one", *two, *args, "--json"], capsys
+        )
         assert (code, err) == (0, "")
-        assert json.loads(out) == {"deleted": [one, "https://a.test/two"], "missing": []}
+        assert json.loads(out) == {
+            "deleted": [one, "https://a.test/one", "https://a.test/two"],
+            "missing": [],
+        }
         code, out, _ = run_cli(["search", "walrus", *args, "--json"], capsys)
         assert [hit["url"] for hit in json.loads(out)["hits"]] == ["https://a.test/three"]
         # Those not in the store are named; the others are still deleted; exit 2.

@@ -440,7 +440,11 @@ def delete(
 
     async def go() -> list[tuple[str, bool]]:
         async with reading_store(settings.store) as store:
-            return [(key, await store.delete(key)) for key in dict.fromkeys(ids)]
+            # Looked up first: an id and the URL of one document both name it.
+            found = {key: await store.get(key) for key in dict.fromkeys(ids)}
+            for doc_id in dict.fromkeys(doc.id for doc in found.values() if doc is not None):
+                await store.delete(doc_id)
+        return [(key, doc is not None) for key, doc in found.items()]
 
     results = run_async(go())
     deleted = [key for key, found in results if found]
