@@ -222,6 +222,8 @@ def test_a_table_the_converter_wrote_as_html_renders_as_a_table() -> None:
         ("http://127.0.0.1:8765/x", "127.0.0.1", True),
         ("http://127.0.0.1:8765/x", "127.0.0.1:8765", True),  # as the URL writes it
         ("http://127.0.0.1:8765/x", "127.0.0.1:80", False),
+        ("https://docs.test/x", "docs.test:443", True),  # the default port, as typed
+        ("https://docs.test/x", "docs.test:80", False),
         ("http://[::1]:8000/x", "::1", True),
         ("http://[::1]:8000/x", "[::1]:8000", True),
         ("https://a.test/x", "b.test", False),

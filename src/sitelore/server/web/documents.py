@@ -55,6 +55,7 @@ def result_view(hit: SearchHit) -> ResultView:
     return ResultView(hit.title or hit.url, hit.url, hit.snippet, hit.heading_path, href)
 
 
+_DEFAULT_PORTS = {"http": 80, "https": 443}
 #: ``name:port`` or ``[v6 address]:port``.
 _WITH_PORT = re.compile(r"(?:\[[^\]]*\]|[^:\[\]]+):[0-9]+")
 
@@ -63,7 +64,10 @@ def _on_host(url: str, wanted: str) -> bool:
     """Whether ``url`` is on host ``wanted``: a name, or ``name:port`` as a URL writes it."""
     wanted = wanted.lower()
     if _WITH_PORT.fullmatch(wanted):
-        return urlsplit(url).netloc.rpartition("@")[2].lower() == wanted
+        parts = urlsplit(url)
+        port = parts.port or _DEFAULT_PORTS.get(parts.scheme)  # stored URLs drop 80 and 443
+        host, _, asked = wanted.rpartition(":")
+        return host.strip("[]") == host_of(url) and asked == str(port)
     return host_of(url) == wanted.strip("[]")
 
 
