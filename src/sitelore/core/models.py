@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import hashlib
 from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Self
@@ -41,6 +42,8 @@ __all__ = [
     "SnapshotMode",
     "StoredDocument",
     "UpsertResult",
+    "content_hash",
+    "document_id",
     "page_id",
     "split_content_type",
 ]
@@ -245,6 +248,22 @@ class Document:
     sections: tuple[Section, ...] | None = None
 
 
+def document_id(url: str) -> str:
+    """The stable id of the document at ``url``: the first 16 hex digits of its SHA-256."""
+    return hashlib.sha256(url.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def content_hash(title: str, markdown: str) -> str:
+    """SHA-256 (hex) of a document's title and Markdown, NUL-separated so the split counts.
+
+    What the stores keep as ``content_hash``; equal hashes mean equal stored text.
+    """
+    digest = hashlib.sha256(title.encode("utf-8", "surrogatepass"))
+    digest.update(b"\0")
+    digest.update(markdown.encode("utf-8", "surrogatepass"))
+    return digest.hexdigest()
+
+
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class FetchMeta:
     """Fetch metadata stored beside a document."""
@@ -418,6 +437,17 @@ class PageOutcome:
             and self.final_url is not None
             and self.final_url != self.url
         )
+
+    @property
+    def duplicate_of(self) -> str | None:
+        """The id of the document this page is a twin of (``core.twins``), or None.
+
+        The page was fetched and is that document, kept under its twin URL: it was not
+        stored a second time (``skipped.duplicate``).
+        """
+        if self.indexed or self.error is not None:
+            return None
+        return self.document_id
 
     def to_json(self) -> dict[str, Any]:
         """The pinned per-page shape of ``crawl --json``."""

@@ -7,13 +7,20 @@ changed, and on which fields a document row holds. No SQL and no I/O here.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
 from sitelore.core.changes import ChangeReport, KnownPage
-from sitelore.core.models import CaptureRef, Document, FetchMeta, JobRecord, StoredDocument
+from sitelore.core.models import (
+    CaptureRef,
+    Document,
+    FetchMeta,
+    JobRecord,
+    StoredDocument,
+    content_hash,
+    document_id,
+)
 
 __all__ = [
     "aware",
@@ -80,19 +87,6 @@ def utc(value: datetime) -> datetime:
 
 def _optional(decode: Callable[[Any], Any], value: Any) -> Any:
     return None if value is None else decode(value)
-
-
-def document_id(url: str) -> str:
-    """The stable id of the document at ``url``: the first 16 hex digits of its SHA-256."""
-    return hashlib.sha256(url.encode("utf-8", "surrogatepass")).hexdigest()[:16]
-
-
-def content_hash(title: str, markdown: str) -> str:
-    """SHA-256 (hex) of a document's title and Markdown, NUL-separated so the split counts."""
-    digest = hashlib.sha256(title.encode("utf-8", "surrogatepass"))
-    digest.update(b"\0")
-    digest.update(markdown.encode("utf-8", "surrogatepass"))
-    return digest.hexdigest()
 
 
 def document_params(
