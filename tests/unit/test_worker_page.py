@@ -88,6 +88,7 @@ class Processor:
         scope = Scope.from_options(SEED, crawl)
         self.links = LinkFilter(crawl, scope)
         self.delay_ms = round(crawl.delay * 1000)
+        self.claims: dict[str, str] = {}
         self.pipeline = PagePipeline(
             options=crawl,
             scope=scope,
@@ -102,9 +103,12 @@ class Processor:
             max_attempts=3,
         )
 
+    async def claim(self, key: str, url: str) -> str:
+        return self.claims.setdefault(key, url)
+
     async def process(self, leased: Lease, remaining: float = 60.0) -> Completion:
         timed = Lease(leased.lease_id, leased.item, 0, round(remaining * 1000))
-        redis_lease = RedisLease(timed, self.robots, self.clock)
+        redis_lease = RedisLease(timed, self.robots, self.clock, self.claim)
         result = await self.pipeline.process(redis_lease)
         if result.throttle is not None:
             await self.robots.throttle(redis_lease.origin, result.throttle)
@@ -179,6 +183,41 @@ async def test_a_page_is_stored_and_its_links_queued_one_level_deeper(
     assert again.links == []  # this worker already sent b
     assert again.stats["skipped_duplicate"] == 1
     assert await store.get(SEED + "a") is not None
+
+
+async def test_a_twin_of_a_stored_page_is_a_duplicate_that_gives_its_slot_back(
+    store: SQLiteStore,
+) -> None:
+    """``/g/`` and ``/g/index.html`` with the same text: one document; the second acks
+    ``twin`` (Redis gives its page slot back); its links go as any page's."""
+    body = Route(html(SEED + "g/intro.html"))
+    world = World({SEED + "g/": body, SEED + "g/index.html": body})
+    await robots_known(world)
+    page = processor(world, store)
+
+    first = await page.process(lease(SEED + "g/"), 30)
+    second = await page.process(lease(SEED + "g/index.html"), 30)
+
+    assert (first.outcome, first.stats) == ("done", {"fetched": 1, "indexed": 1})
+    assert second.outcome == "twin"
+    assert second.stats == {"fetched": 1, "skipped_duplicate": 2}  # itself, and intro.html
+    assert second.links == []  # this worker already sent intro.html
+    assert [doc.url for doc in await store.list()] == [SEED + "g/"]
+
+
+async def test_a_redirect_onto_a_twin_keeps_its_page_slot_spent(store: SQLiteStore) -> None:
+    """A redirect target's slot is its page's: a twin there acks ``done``, like any hop."""
+    body = Route(html())
+    world = World({SEED + "g/": body, SEED + "g/index.htm": body})
+    await robots_known(world)
+    page = processor(world, store)
+
+    await page.process(lease(SEED + "g/"), 30)
+    hop = await page.process(lease(SEED + "g/index.htm", hops=1), 30)
+
+    assert hop.outcome == "done"
+    assert hop.stats == {"fetched": 1, "skipped_duplicate": 1}
+    assert await store.count() == 1
 
 
 async def test_links_past_the_depth_limit_are_counted_once(store: SQLiteStore) -> None:

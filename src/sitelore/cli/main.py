@@ -268,6 +268,8 @@ def fetch(
     page = summary.pages[0] if summary.pages else None
     if as_json:
         print_json(page.to_json() if page else None)
+    elif page is not None and page.duplicate_of is not None:
+        out_console.print(f"duplicate of {page.duplicate_of}  {page.title}  {page.final_url}")
     elif page is not None and page.error is None:
         out_console.print(f"stored {page.document_id}  {page.title}  {page.final_url}")
     if page is None:

@@ -114,6 +114,8 @@ def print_summary(console: Console, summary: CrawlSummary) -> None:
             detail = (
                 f"[dim]redirect to an already-fetched page: {escape(page.final_url or '')}[/dim]"
             )
+        elif page.duplicate_of is not None:
+            detail = f"[dim]duplicate of document {page.duplicate_of} (its twin URL)[/dim]"
         else:
             detail = escape(page.title or "")
         table.add_row(str(page.depth), status, escape(url), detail)

@@ -108,6 +108,8 @@ class MemoryFrontier:
     _wakeup: asyncio.Event = dataclasses.field(default_factory=asyncio.Event, init=False)
     # Per origin: set once the page fetched last has reported its outcome.
     _reported: dict[str, asyncio.Event] = dataclasses.field(default_factory=dict, init=False)
+    # Documents claimed by a twin URL (``core.twins.claim_key`` -> the URL holding it).
+    _claims: dict[str, str] = dataclasses.field(default_factory=dict, init=False)
 
     async def lease(self) -> MemoryLease | None:
         """The next URL in BFS order (waiting for shallower pages); None when done."""
@@ -162,7 +164,7 @@ class MemoryFrontier:
                 reporter.skipped(result.skip, result.outcome.final_url or item.url)
             if result.links:
                 frontier.offer_links(result.links, item.depth + 1)
-            frontier.done(item)
+            frontier.done(item, refund=result.skip is SkipReason.DUPLICATE)
         elif step is Step.HOP:
             assert result.hop is not None
             assert result.outcome is not None
@@ -180,6 +182,10 @@ class MemoryFrontier:
             frontier.requeue(item)
             self.stopped = True
             reporter.truncate("deadline")
+
+    def claim(self, key: str, url: str) -> str:
+        """The URL holding document ``key``: ``url`` unless another claimed it first."""
+        return self._claims.setdefault(key, url)
 
     def spaced_past_deadline(self, key: str) -> str | None:
         """Why ``key``'s own Crawl-delay keeps its next request past the deadline, or None.
@@ -262,3 +268,13 @@ class MemoryLease:
             if requested:
                 self._memory.record_request(self.origin)
             lock.release()
+
+    async def claim(self, key: str, url: str) -> str:
+        """Claim document ``key`` for ``url`` in this crawl; the URL that holds it.
+
+        Claims of one origin go in fetch order (after the page fetched before this one
+        has reported), so of two twins the one fetched first keeps the document.
+        """
+        if self.before is not None:
+            await self.before.wait()
+        return self._memory.claim(key, url)

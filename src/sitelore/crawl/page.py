@@ -14,7 +14,8 @@ One page, in order::
     refused origin = blocked; disallowed = robots) -> stored validators (update) ->
     turn (spacing) -> fetch, stopping at the first redirect (HOP) -> Retry-After /
     retryable status (RETRY) -> 304 (unchanged) -> 2xx -> render -> convert ->
-    X-Robots-Tag -> noindex / store (+ WARC link) -> links to follow (DONE)
+    X-Robots-Tag -> noindex / twin of a kept document (duplicate) / store (+ WARC link)
+    -> links to follow (DONE)
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Protocol, TypeVar
 
+from sitelore.core.changes import KnownPage
 from sitelore.core.errors import (
     EXIT_CONFIG,
     BlockedURLError,
@@ -52,11 +54,14 @@ from sitelore.core.models import (
     SkipReason,
     Snapshot,
     UpsertResult,
+    content_hash,
+    document_id,
 )
 from sitelore.core.options import CrawlOptions, Limits
 from sitelore.core.politeness import crawl_delay_refusal, parse_retry_after, retry_after_refusal
 from sitelore.core.ports import CaptureLinks, Clock, Converter, Fetcher, Renderer, Store, SubFetch
 from sitelore.core.robots import MAX_CRAWL_DELAY_MS, RobotsRules, is_allowed
+from sitelore.core.twins import claim_key, twin_urls
 from sitelore.core.urls import Scope, normalize_url
 from sitelore.core.xrobots import apply_robots_tag
 from sitelore.crawl.port import CrawlItem, Lease, PageResult, Step, Turn
@@ -304,7 +309,7 @@ class PagePipeline:
             if self.renderer is None or snapshot.content_type not in _LINK_TYPES:
                 await lease.free()  # the origin's next request overlaps this conversion
                 freed = True
-            page = await self._page(item, snapshot, prepared)
+            page = await self._page(lease, snapshot, prepared)
             if held.backoff or held.throttle:
                 page = dataclasses.replace(page, backoff=held.backoff, throttle=held.throttle)
             return page
@@ -364,8 +369,9 @@ class PagePipeline:
             return PageResult(step=Step.RETRY, backoff=backoff)
         return PageResult(step=Step.DONE, backoff=backoff, throttle=throttle)
 
-    async def _page(self, item: CrawlItem, snapshot: Snapshot, prepared: Prepared) -> PageResult:
-        """Stored, unchanged, noindex or failed: the page's ``DONE`` result."""
+    async def _page(self, lease: Lease, snapshot: Snapshot, prepared: Prepared) -> PageResult:
+        """Stored, unchanged, noindex, a twin's duplicate or failed: the page's ``DONE`` result."""
+        item = lease.item
         try:
             unchanged = await _storing(
                 item.url,
@@ -374,9 +380,11 @@ class PagePipeline:
             if unchanged is not None:
                 assert prepared.known is not None
                 log.info("not modified %s", item.url)
+                if twin_urls(item.url):  # the document stays this URL's in this crawl
+                    await lease.claim(claim_key(item.url, prepared.known.content_hash), item.url)
                 outcome = dataclasses.replace(unchanged, url=item.via or item.url)
                 return PageResult(step=Step.DONE, outcome=outcome, links=prepared.known.links or ())
-            return await self._accept(item, snapshot, prepared)
+            return await self._accept(lease, snapshot, prepared)
         except (FetchError, ConversionError, StoreError) as exc:
             if exc.exit_code == EXIT_CONFIG:
                 raise  # the store location is unusable: the whole crawl's problem (78)
@@ -412,7 +420,8 @@ class PagePipeline:
         )
         return PageResult(step=Step.DONE, outcome=outcome)
 
-    async def _accept(self, item: CrawlItem, snapshot: Snapshot, prepared: Prepared) -> PageResult:
+    async def _accept(self, lease: Lease, snapshot: Snapshot, prepared: Prepared) -> PageResult:
+        item = lease.item
         final = snapshot.final_url
         if not 200 <= snapshot.status < 300:
             raise HTTPStatusError(final, f"HTTP {snapshot.status}", status=snapshot.status)
@@ -443,6 +452,15 @@ class PagePipeline:
         if document.noindex:
             log.info("not indexed (noindex) %s", final)
             return PageResult(step=Step.DONE, outcome=plain, links=links, skip=SkipReason.NOINDEX)
+        holder = await _storing(final, self._twin_holder(lease, final, document, prepared))
+        if holder is not None:
+            log.info("duplicate %s: the same document as %s", final, holder)
+            # Its links are offered all the same: the holder may be one this crawl never
+            # reaches (stored by an earlier crawl), and its navigation may differ.
+            outcome = dataclasses.replace(plain, document_id=document_id(holder))
+            return PageResult(
+                step=Step.DONE, outcome=outcome, links=links, skip=SkipReason.DUPLICATE
+            )
         # Stored with the links it offers, so a later 304 can offer them again.
         document = dataclasses.replace(document, links=links)
         result = await _storing(
@@ -463,6 +481,39 @@ class PagePipeline:
             change=change_of(result, prepared.known),
         )
         return PageResult(step=Step.DONE, outcome=outcome, links=links)
+
+    async def _twin_holder(
+        self, lease: Lease, url: str, document: Document, prepared: Prepared
+    ) -> str | None:
+        """The URL that keeps this document when ``url`` is a twin of it (``core.twins``).
+
+        None: ``url`` stores it. A URL that
+        already holds a live document stays a document (it is refreshed, never dropped
+        nor deleted); a new one is a duplicate of a live stored twin with the same
+        text, or of the twin that claimed that text first in this crawl. Claiming in
+        the stored twin's name keeps a re-crawl on the URL it kept before, whichever
+        of the two it reaches first.
+        """
+        twins = twin_urls(url)
+        if not twins:
+            return None
+        text = content_hash(document.title, document.markdown)
+        key = claim_key(url, text)
+        if prepared.known is not None and prepared.known.url == url:
+            own: KnownPage | None = prepared.known
+        else:
+            own = await self.store.known_page(url)
+        if own is not None and not own.removed:
+            await lease.claim(key, url)
+            return None
+        candidate = url
+        for twin in twins:
+            known = await self.store.known_page(twin)
+            if known is not None and not known.removed and known.content_hash == text:
+                candidate = twin
+                break
+        holder = await lease.claim(key, candidate)
+        return None if holder == url else holder
 
     async def _link_capture(self, result: UpsertResult, snapshot: Snapshot) -> None:
         """Link the document to the WARC record it was built from (capture and replay).

@@ -17,6 +17,11 @@ modes share one behaviour:
   throttles the origin (its other URLs are skipped as ``throttled``).
 * **robots.txt** is fetched under the origin's lease and counts as that origin's
   request: the URL goes back untouched (``REQUEUE``) and waits its turn.
+* **Twins** (``core.twins``: a directory URL and its index file with the same text)
+  are one document: the first of a twin group to claim a text in the crawl
+  (:meth:`Lease.claim`, shared by every slot and worker) keeps it; the other is a
+  ``DONE`` page skipped as ``duplicate`` (its links offered as any page's), and its
+  page slot comes back.
 """
 
 from __future__ import annotations
@@ -116,6 +121,14 @@ class Lease(Protocol):
         """The exchange is over: the origin may be requested again (after its spacing).
 
         ``requested=False``: the turn was not used for a request after all.
+        """
+        ...
+
+    async def claim(self, key: str, url: str) -> str:
+        """Claim document ``key`` (``core.twins.claim_key``) for ``url`` in this crawl.
+
+        Returns the URL that holds it: ``url`` when this is the first claim, else the
+        first claimer's. Atomic across the crawl's slots (and workers).
         """
         ...
 

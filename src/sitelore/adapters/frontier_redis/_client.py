@@ -87,6 +87,9 @@ class Outcome(enum.StrEnum):
     RETRY = "retry"  #: it failed for now: try again (attempt + 1), or give it up
     REQUEUE = "requeue"  #: robots.txt was fetched instead: back untouched
     SKIP = "skip"  #: no request was made: the page slot comes back
+    #: A request was made, and the page was a twin of a document the crawl keeps:
+    #: the page slot comes back.
+    TWIN = "twin"
 
 
 class Stat(enum.StrEnum):
@@ -382,6 +385,15 @@ class RedisFrontier:
         """Stop every worker's requests to origin ``host`` for the rest of the crawl."""
         with self._errors("save throttle"):
             await self._redis.hsetnx(f"{self.prefix(crawl_id)}:throttled", host, reason)
+
+    async def claim(self, crawl_id: str, key: str, url: str) -> str:
+        """Claim document ``key`` for ``url`` in this crawl; the URL holding it (first wins)."""
+        name = f"{self.prefix(crawl_id)}:twins"
+        with self._errors("claim a document"):
+            if await self._redis.hsetnx(name, key, url):
+                return url
+            owner = await self._redis.hget(name, key)
+        return url if owner is None else str(owner)
 
     # -- reading progress -----------------------------------------------------------------
 

@@ -30,6 +30,8 @@ Keys under ``P`` (the layout of research/distributed.md section 3.2, adapted):
 ``workers``        ZSET    worker id -> last heartbeat (ms)
 ``errors``         LIST    the last 100 page errors (``url\\tkind\\tmessage``)
 ``changes``        LIST    an incremental crawl's pages (``kind\\turl``), for its report
+``twins``          HASH    claimed documents of twin URLs (``core.twins.claim_key`` ->
+                           the URL that holds it)
 ``dead``           LIST    URLs given up after ``max_attempts`` reclaims
 ``O:<host>``       HASH    ``next`` (ms): the origin's next-allowed time, all crawls
 ``O:busy:<host>``  STRING  the lease id holding the origin (expires with the lease)
@@ -171,7 +173,7 @@ local function finish(now, reason)
     redis.call('DEL', P .. ':wl:' .. w)
   end
   redis.call('DEL', P .. ':hostset', P .. ':hosts', P .. ':leases', P .. ':inflight',
-             P .. ':workers', P .. ':seq')
+             P .. ':workers', P .. ':seq', P .. ':twins')
   local keep = tonumber(redis.call('HGET', meta, 'keep_ms') or '604800000')
   for _, key in ipairs({meta, P .. ':stats', P .. ':errors', P .. ':dead', P .. ':changes'}) do
     redis.call('PEXPIRE', key, keep)
@@ -284,13 +286,15 @@ return {'lease', id, host, item, now, tonumber(m[2])}
 """
 )
 
-#: ARGV: worker, lease id, outcome (done|retry|requeue|skip), delay_ms (-1: keep),
+#: ARGV: worker, lease id, outcome (done|retry|requeue|skip|twin), delay_ms (-1: keep),
 #: backoff_ms, error ('' = none), change ('' = none; ``kind\turl`` of an incremental
 #: crawl's page), nstats, (name, increment)*, nlinks, (fp, bucket, host, item)*.
 #: ``done``: a request was made. ``retry``: it failed, try again (attempt + 1; given up
 #: into ``dead`` once ``max_attempts`` is reached).
 #: ``requeue``: robots.txt was fetched instead; the URL goes back untouched.
 #: ``skip``: no request was made (robots, guard); the page slot comes back.
+#: ``twin``: a request was made, but the page is a twin of a kept document (not
+#: stored): the page slot comes back.
 #: Returns {acked (1|0), links added}.
 COMPLETE = (
     _PRELUDE
@@ -341,7 +345,7 @@ if outcome == 'retry' then
   end
 elseif outcome == 'requeue' then
   requeue(host, item, 0)
-elseif outcome == 'skip' then
+elseif outcome == 'skip' or outcome == 'twin' then
   redis.call('HINCRBY', P .. ':meta', 'pages_left', 1)
 end
 local added = 0

@@ -12,7 +12,7 @@ drops the ones any worker already queued.
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
 
 from sitelore.adapters.frontier_redis import (
     Completion,
@@ -32,17 +32,23 @@ from sitelore.core.urls import Scope, normalize_url
 from sitelore.crawl.frontier import LinkJudge
 from sitelore.crawl.port import CrawlItem, PageResult, Step, Turn
 
-__all__ = ["LinkFilter", "RedisLease", "completion_of"]
+__all__ = ["Claims", "LinkFilter", "RedisLease", "completion_of"]
 
 #: Links this worker already sent for this crawl are not sent again (Redis would drop them).
 _SENT_CAP = 200_000
 
 
+#: Claims a twin URL's document for the whole crawl: ``(key, url) -> the URL holding it``
+#: (``RedisFrontier.claim`` bound to the crawl).
+Claims = Callable[[str, str], Awaitable[str]]
+
+
 class RedisLease:
     """One leased URL of a scale-out crawl, as the page pipeline sees it."""
 
-    def __init__(self, lease: Lease, robots: SharedRobots, clock: Clock) -> None:
+    def __init__(self, lease: Lease, robots: SharedRobots, clock: Clock, claims: Claims) -> None:
         self.lease = lease
+        self._claims = claims
         found = lease.item
         self.item = CrawlItem(found.url, found.depth, found.attempt, found.hops)  #: the URL
         self.origin = split_url(found.url)[0]  #: the origin Redis leased (its queue's key)
@@ -69,6 +75,10 @@ class RedisLease:
 
     async def free(self, *, requested: bool = True) -> None:
         """Nothing to do here: the origin is let go when the completion is acked."""
+
+    async def claim(self, key: str, url: str) -> str:
+        """Claim document ``key`` for ``url`` across the crawl's workers (Redis)."""
+        return await self._claims(key, url)
 
 
 class LinkFilter:
@@ -154,7 +164,10 @@ def completion_of(
     change = ""
     if record_change and outcome.change is not None:
         change = f"{outcome.change}\t{outcome.url}"
-    return ack(outcome=Outcome.DONE, error=error, change=change, stats=stats, links=found)
+    # A twin of a kept document gives its page slot back (a redirect target's is its page's).
+    twin = result.skip is SkipReason.DUPLICATE and not item.hops
+    done = Outcome.TWIN if twin else Outcome.DONE
+    return ack(outcome=done, error=error, change=change, stats=stats, links=found)
 
 
 def _count(stats: dict[str, int], name: str) -> None:

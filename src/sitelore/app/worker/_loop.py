@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import functools
 import logging
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
@@ -252,7 +253,8 @@ class _Session:
         if isinstance(reply, Lease):
             self.tally.leased += 1
             assert self._robots is not None
-            return RedisLease(reply, self._robots, worker.clock)
+            claims = functools.partial(worker.frontier.claim, self.crawl_id)
+            return RedisLease(reply, self._robots, worker.clock, claims)
         worker.slots.release()
         if isinstance(reply, Finished):
             await self._finished(reply.reason)
