@@ -23,6 +23,7 @@ from sitelore.adapters.store import open_store
 from sitelore.app.bootstrap import Runtime
 from sitelore.app.bootstrap_scale import crawl_status, enqueue, run_worker
 from sitelore.app.refresh import update_source, update_source_scaled
+from sitelore.app.service import submit_page
 from sitelore.core.config import Settings, SourceSpec
 from sitelore.core.models import CrawlSummary
 from sitelore.core.options import CrawlOptions
@@ -154,6 +155,21 @@ async def test_an_update_meeting_the_twins_in_the_other_order_keeps_the_same_url
     assert site.origin + order[0] in report.unchanged
     assert site.origin + order[1] not in report.unchanged + report.changed + report.removed
     assert len(report.unchanged) == 4
+
+
+async def test_fetching_one_twin_answers_the_document_its_twin_holds(tmp_path: Path) -> None:
+    """A one-page fetch (``fetch``, REST/MCP without spider) of the other twin stores
+    nothing new and answers the stored document, not "not stored"."""
+    store = str(tmp_path / "t.db")
+    one_page = CrawlOptions(delay=0, max_pages=1, max_depth=0)
+    async with _twin_site(list(DIR_FIRST)) as site, Runtime(_settings(store)) as runtime:
+        _, kept = await submit_page(runtime, site.origin + "/guide/", one_page)
+        outcome, answered = await submit_page(runtime, site.origin + "/guide/index.html", one_page)
+        count = await runtime.store.count()
+
+    assert answered.id == kept.id
+    assert answered.url == site.origin + "/guide/"
+    assert (outcome.indexed, outcome.duplicate_of, count) == (False, kept.id, 1)
 
 
 async def test_equal_pages_under_different_paths_stay_two_documents(tmp_path: Path) -> None:

@@ -53,7 +53,9 @@ The rules, in order:
 
 What is *not* normalised: no query parameter is sorted or removed, ``www.`` is not
 added or dropped, ``index.html`` is not stripped, and ``http`` and ``https`` stay
-different URLs. These would merge pages a server may serve differently.
+different URLs. These would merge pages a server may serve differently. (A directory
+and its index file with the same text are stored once by the crawl, not by the URL
+contract: ``core.twins``.)
 
 **Robots matching** (RFC 9309 2.2.2 and 2.2.3) uses the same escapes on both the
 rule's path and the URL's path and query, plus one rule of its own: a literal ``*`` or
