@@ -185,11 +185,9 @@ async def test_a_page_is_stored_and_its_links_queued_one_level_deeper(
     assert await store.get(SEED + "a") is not None
 
 
-async def test_a_twin_of_a_stored_page_is_a_duplicate_that_gives_its_slot_back(
-    store: SQLiteStore,
-) -> None:
-    """``/g/`` and ``/g/index.html`` with the same text: one document; the second acks
-    ``twin`` (Redis gives its page slot back); its links go as any page's."""
+async def test_a_twin_of_a_stored_page_is_a_duplicate(store: SQLiteStore) -> None:
+    """``/g/`` and ``/g/index.html`` with the same text: one document; the second is a
+    ``duplicate`` that spent its request (acks ``done``); its links go as any page's."""
     body = Route(html(SEED + "g/intro.html"))
     world = World({SEED + "g/": body, SEED + "g/index.html": body})
     await robots_known(world)
@@ -199,7 +197,7 @@ async def test_a_twin_of_a_stored_page_is_a_duplicate_that_gives_its_slot_back(
     second = await page.process(lease(SEED + "g/index.html"), 30)
 
     assert (first.outcome, first.stats) == ("done", {"fetched": 1, "indexed": 1})
-    assert second.outcome == "twin"
+    assert second.outcome == "done"
     assert second.stats == {"fetched": 1, "skipped_duplicate": 2}  # itself, and intro.html
     assert second.links == []  # this worker already sent intro.html
     assert [doc.url for doc in await store.list()] == [SEED + "g/"]

@@ -18,8 +18,6 @@ Life of a URL::
                                                        slot back (robots.txt fetched
                                                        first, a retry, the deadline)
         -> done(item)                                   the page's links have been offered
-        -> done(item, refund=True)                      ... and it was a twin of a kept
-                                                       document: the slot comes back
         -> done(item) + offer_hop(item, target)         it redirected: the target is
                                                        queued as its own item on the
                                                        page's slot (taken first), or
@@ -300,15 +298,9 @@ class Frontier:
         self._queued += 1
         return True
 
-    def done(self, item: CrawlItem, *, refund: bool = False) -> None:
-        """Record that ``item`` is finished and its links have been offered.
-
-        ``refund``: the page was not kept (a twin of a document the crawl holds): its
-        page slot comes back, as after :meth:`release` (a redirect target's does not).
-        """
+    def done(self, item: CrawlItem) -> None:
+        """Record that ``item`` is finished and its links have been offered."""
         self._in_flight[item.depth] -= 1
-        if refund and not item.hops:
-            self._taken -= 1
 
     # --- questions -----------------------------------------------------------------------
 

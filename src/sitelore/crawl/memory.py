@@ -164,7 +164,7 @@ class MemoryFrontier:
                 reporter.skipped(result.skip, result.outcome.final_url or item.url)
             if result.links:
                 frontier.offer_links(result.links, item.depth + 1)
-            frontier.done(item, refund=result.skip is SkipReason.DUPLICATE)
+            frontier.done(item)
         elif step is Step.HOP:
             assert result.hop is not None
             assert result.outcome is not None

@@ -87,9 +87,6 @@ class Outcome(enum.StrEnum):
     RETRY = "retry"  #: it failed for now: try again (attempt + 1), or give it up
     REQUEUE = "requeue"  #: robots.txt was fetched instead: back untouched
     SKIP = "skip"  #: no request was made: the page slot comes back
-    #: A request was made, and the page was a twin of a document the crawl keeps:
-    #: the page slot comes back.
-    TWIN = "twin"
 
 
 class Stat(enum.StrEnum):

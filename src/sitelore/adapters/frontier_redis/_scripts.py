@@ -286,15 +286,13 @@ return {'lease', id, host, item, now, tonumber(m[2])}
 """
 )
 
-#: ARGV: worker, lease id, outcome (done|retry|requeue|skip|twin), delay_ms (-1: keep),
+#: ARGV: worker, lease id, outcome (done|retry|requeue|skip), delay_ms (-1: keep),
 #: backoff_ms, error ('' = none), change ('' = none; ``kind\turl`` of an incremental
 #: crawl's page), nstats, (name, increment)*, nlinks, (fp, bucket, host, item)*.
 #: ``done``: a request was made. ``retry``: it failed, try again (attempt + 1; given up
 #: into ``dead`` once ``max_attempts`` is reached).
 #: ``requeue``: robots.txt was fetched instead; the URL goes back untouched.
 #: ``skip``: no request was made (robots, guard); the page slot comes back.
-#: ``twin``: a request was made, but the page is a twin of a kept document (not
-#: stored): the page slot comes back.
 #: Returns {acked (1|0), links added}.
 COMPLETE = (
     _PRELUDE
@@ -345,7 +343,7 @@ if outcome == 'retry' then
   end
 elseif outcome == 'requeue' then
   requeue(host, item, 0)
-elseif outcome == 'skip' or outcome == 'twin' then
+elseif outcome == 'skip' then
   redis.call('HINCRBY', P .. ':meta', 'pages_left', 1)
 end
 local added = 0

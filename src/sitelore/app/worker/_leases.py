@@ -164,10 +164,7 @@ def completion_of(
     change = ""
     if record_change and outcome.change is not None:
         change = f"{outcome.change}\t{outcome.url}"
-    # A twin of a kept document gives its page slot back (a redirect target's is its page's).
-    twin = result.skip is SkipReason.DUPLICATE and not item.hops
-    done = Outcome.TWIN if twin else Outcome.DONE
-    return ack(outcome=done, error=error, change=change, stats=stats, links=found)
+    return ack(outcome=Outcome.DONE, error=error, change=change, stats=stats, links=found)
 
 
 def _count(stats: dict[str, int], name: str) -> None:
