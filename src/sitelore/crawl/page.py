@@ -327,7 +327,7 @@ class PagePipeline:
             target = normalize_url(target)
         except InvalidURLError as exc:
             return self._done(item, None, exc)
-        log.info("redirect %s -> %s (queued)", item.url, target)
+        log.info("redirect %s -> %s", item.url, target)
         outcome = PageOutcome(url=item.via or item.url, depth=item.depth, final_url=target)
         return PageResult(step=Step.HOP, hop=target, outcome=outcome)
 
