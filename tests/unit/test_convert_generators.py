@@ -5,13 +5,97 @@ Small pages written for these tests in the shape each generator writes, not copi
 
 from __future__ import annotations
 
+import re
+
 import pytest
+from selectolax.lexbor import LexborHTMLParser
 
 from sitelore.core.convert import html_to_document
+from sitelore.core.convert._content import is_docs_page
 
 URL = "https://docs.example.com/manual/page.html"
 
 _FILLER = " ".join(["Each option is described below with its long and short names."] * 12)
+
+#: A Texinfo 6 chapter page (one chapter, one section, a footnote) and the same in
+#: the Texinfo 7 shape (``*-level-extent`` divisions, ``nav-panel`` headers).
+TEXINFO_6 = f"""<html><head><title>Invoking tool (Tool Manual)</title>
+<meta name="Generator" content="makeinfo"></head><body lang="en">
+<div class="chapter" id="Invoking">
+<div class="header"><p>
+Next: <a href="Other.html#Other" accesskey="n" rel="next">Other things</a>, Previous:
+<a href="Intro.html" rel="prev">Introduction</a>, Up: <a href="index.html" rel="up">Tool</a>
+&nbsp; [<a href="index.html#SEC_Contents" rel="contents">Contents</a>]
+[<a href="Ix.html">Index</a>]</p>
+</div>
+<span id="Invoking-tool"></span><h2 class="chapter">3 Invoking <code>tool</code></h2>
+<p>An exit status of 0 means success.<a id="DOCF1" href="#FOOT1"><sup>1</sup></a></p>
+<ul class="section-toc"><li><a href="#Options" accesskey="1">Options</a></li></ul>
+<hr>
+<div class="section" id="Options">
+<div class="header"><p>
+Up: <a href="#Invoking" accesskey="u" rel="up">Invoking tool</a> &nbsp;
+[<a href="index.html#SEC_Contents" rel="contents">Contents</a>][<a href="Ix.html">Index</a>]</p>
+</div>
+<span id="Options-1"></span><h3 class="section">3.1 Options</h3>
+<p>{_FILLER}</p>
+<dl compact="compact"><dt><span><samp>-a</samp></span></dt><dd><p>{_FILLER}</p></dd></dl>
+</div></div>
+<div class="footnote"><hr><h4 class="footnotes-heading">Footnotes</h4>
+<h5><a id="FOOT1" href="#DOCF1">(1)</a></h5><p>Older versions exit with 2.</p></div>
+</body></html>"""
+
+TEXINFO_7 = f"""<html><head><title>Invoking tool (Tool Manual)</title>
+<meta name="Generator" content="texi2any"></head><body lang="en">
+<div class="chapter-level-extent" id="Invoking">
+<div class="nav-panel"><p>Next: <a href="Other.html" rel="next">Other things</a>,
+Up: <a href="index.html" rel="up">Tool</a></p></div>
+<h2 class="chapter" id="Invoking-tool">3 Invoking <code>tool</code></h2>
+<p>An exit status of 0 means success.</p>
+<ul class="mini-toc"><li><a href="#Options">Options</a></li></ul>
+<div class="section-level-extent" id="Options">
+<div class="nav-panel"><p>Up: <a href="#Invoking" rel="up">Invoking tool</a></p></div>
+<h3 class="section" id="Options-1">3.1 Options</h3>
+<p>{_FILLER}</p><p>{_FILLER}</p>
+</div></div></body></html>"""
+
+
+@pytest.mark.parametrize("html", [TEXINFO_6, TEXINFO_7], ids=["texinfo6", "texinfo7"])
+def test_texinfo_page_is_its_whole_node_without_navigation(html: str) -> None:
+    """A chapter's introduction, headings and footnotes are kept; its nav lines are not."""
+    markdown = html_to_document(html, URL).markdown
+    headings = re.findall(r"^(#+ .*?)(?: \{#[^}]+\})?$", markdown, re.MULTILINE)
+    assert headings[:2] == ["## 3 Invoking `tool`", "### 3.1 Options"]
+    assert "An exit status of 0 means success." in markdown
+    assert _FILLER in markdown
+    if "makeinfo" in html:
+        assert "Older versions exit with 2." in markdown
+        assert "`-a`" in markdown
+    for chrome in ("Next:", "Up:", "Previous:", "Contents", "[Options]"):
+        assert chrome not in markdown
+
+
+@pytest.mark.parametrize(
+    ("body", "kept"),
+    [
+        # Labels between the links, whatever the link texts say: navigation.
+        ("<p>Next: <a href='b.html'>Hunks</a>, Up: <a href='i.html'>Top</a></p>", False),
+        (
+            "<div>Previous: <a href='a.html'>Overview</a> | Next: <a href='c.html'>"
+            "<code>diff</code> Output</a></div>",
+            False,
+        ),
+        # Prose around the links, or one link only: content.
+        ("<p>Next: read <a href='a.html'>this</a> and <a href='b.html'>that</a>.</p>", True),
+        ("<p>Up: <a href='i.html'>the index</a></p>", True),
+        ("<p>See <a href='a.html'>Next: a story</a>, <a href='b.html'>Up: more</a>.</p>", True),
+        ("<p>Next: <a href='b.html'>Hunks</a>, Up: <a href='i.html'>Top</a> <b>new</b></p>", True),
+    ],
+)
+def test_navigation_lines_are_chrome(body: str, kept: bool) -> None:
+    markdown = html_to_document(f"<main><h1>T</h1><p>Body.</p>{body}</main>", URL).markdown
+    assert ("a.html" in markdown or "b.html" in markdown or "i.html" in markdown) is kept
+    assert "Body." in markdown
 
 
 @pytest.mark.parametrize(
@@ -56,3 +140,50 @@ def test_heading_permalinks_are_unwrapped_and_keep_the_id(body: str, heading: st
 def test_an_empty_anchor_before_a_heading_is_its_id(body: str, heading: str) -> None:
     markdown = html_to_document(f"<main><h1>T</h1>{body}<p>Text.</p></main>", URL).markdown
     assert heading in markdown.split("\n")
+
+
+def _rdoc_method(name: str) -> str:
+    return (
+        f"<div id='method-i-{name}' class='method-detail'><div class='method-heading'>"
+        f"<span class='method-name'>{name}</span><span class='method-args'>(text)</span>"
+        "<span class='method-click-advice'>click to toggle source</span></div>"
+        f"<div class='method-description'><p>Converts the text with {name}. {_FILLER}</p>"
+        f"<div class='method-source-code'><pre><span class='ruby-keyword'>def</span> {name} "
+        "text\n  text\n<span class='ruby-keyword'>end</span></pre></div></div></div>"
+    )
+
+
+RDOC = f"""<html><head><title>class Tool::Converter - RDoc Documentation</title>
+<script src="../js/darkfish.js" defer></script></head>
+<body id="top" role="document" class="class">
+<nav role="navigation"><div id="home-section"><h2><a href="../index.html">Home</a></h2></div>
+<ul><li><a href="#method-i-convert">#convert</a></li><li><a href="#method-i-render">#render</a>
+</li></ul></nav>
+<main role="main" aria-labelledby="class-Tool::Converter">
+<h1 id="class-Tool::Converter" class="class">class Tool::Converter</h1>
+<section class="description"><p>Converts documents. {_FILLER}</p></section>
+<section id="5Buntitled-5D" class="documentation-section">
+<section id="public-class-method-details" class="method-section">
+<header><h3>Public Class Methods</h3></header>
+{"".join(_rdoc_method(name) for name in ("create", "register", "lookup", "resolve"))}
+</section>
+<section id="public-instance-method-details" class="method-section">
+<header><h3>Public Instance Methods</h3></header>
+{"".join(_rdoc_method(name) for name in ("convert", "render", "handles", "backend"))}
+</section></section></main></body></html>"""
+
+
+def test_rdoc_page_keeps_its_section_headings() -> None:
+    """RDoc's Darkfish pages are docs pages: their method sections keep their headings."""
+    body = LexborHTMLParser(RDOC).body
+    assert body is not None
+    assert is_docs_page(body)
+    markdown = html_to_document(RDOC, URL).markdown
+    headings = re.findall(r"^#+ [^{]*", markdown, re.MULTILINE)
+    assert headings == [
+        "# class Tool::Converter ",
+        "### Public Class Methods ",
+        "### Public Instance Methods ",
+    ]
+    assert "click to toggle source" not in markdown
+    assert markdown.count("```") == 16
