@@ -187,3 +187,22 @@ def test_rdoc_page_keeps_its_section_headings() -> None:
     ]
     assert "click to toggle source" not in markdown
     assert markdown.count("```") == 16
+
+
+@pytest.mark.parametrize(
+    ("body", "title"),
+    [
+        # Haddock: the module's name is a caption, its sections are h1s.
+        (
+            "<div id='module-header'><p class='caption'>Text.Layout</p></div>"
+            "<p class='caption'>Contents</p><h1>Rendering</h1><p>Render a doc.</p>",
+            "Text.Layout",
+        ),
+        # A caption that is not the whole <title>, or one after the h1: the h1 wins.
+        ("<p class='caption'>Text</p><h1>Rendering</h1><p>Render a doc.</p>", "Rendering"),
+        ("<h1>Rendering</h1><p class='caption'>Text.Layout</p><p>Render.</p>", "Rendering"),
+    ],
+)
+def test_a_caption_naming_the_page_before_section_h1s_is_the_title(body: str, title: str) -> None:
+    html = f"<html><head><title>Text.Layout</title></head><body><main>{body}</main></body></html>"
+    assert html_to_document(html, URL).title == title
