@@ -20,7 +20,9 @@ Run on the cleaned content before it is written as Markdown, in place:
 - lists used for layout (Javadoc's ``ul > li > section``) are unwrapped, and so
   are tables used for layout: one row of cells holding blocks (Sphinx's index
   columns, gtk-doc's title block and code listings), which html-to-markdown would
-  squash into one table row or write as lists nested one space deep;
+  squash into one table row or write as lists nested one space deep, and tables of
+  one cell (a framed box or title, Doxygen's member name), which it would write as
+  a table whose only row is its header;
 - footnotes (docutils ``aside.footnote``, ``dl.footnote``) become GFM footnotes:
   references ``[^1]`` and definitions ``[^1]: text``;
 - an exponent (``2<sup>31</sup>``, ``x<sup>n-1</sup>``) is written with a caret
@@ -370,11 +372,13 @@ def _prepare_table_rows(content: LexborNode) -> None:
 
 
 def _is_layout_table(table: LexborNode) -> bool:
-    """One row, no header cells, and every cell empty or holding a block."""
+    """One row of one cell (a box, gtk-doc's title), or of cells holding blocks or nothing."""
     rows = _own_rows(table)
     if len(rows) != 1:
         return False
     cells = [cell for cell in rows[0].iter() if cell.is_element_node]
+    if len(cells) == 1 and cells[0].tag in ("td", "th"):
+        return True
     if not cells or any(cell.tag != "td" for cell in cells):
         return False
     return all(
