@@ -206,3 +206,39 @@ def test_rdoc_page_keeps_its_section_headings() -> None:
 def test_a_caption_naming_the_page_before_section_h1s_is_the_title(body: str, title: str) -> None:
     html = f"<html><head><title>Text.Layout</title></head><body><main>{body}</main></body></html>"
     assert html_to_document(html, URL).title == title
+
+
+@pytest.mark.parametrize(
+    ("table", "markdown"),
+    [
+        # gtk-doc's book title, Doxygen's member name: one cell is no data table.
+        ("<table><tr><th><p class='title'>Manual</p></th></tr></table>", "Manual"),
+        ("<table><tr><td>unsigned int <b>size</b></td></tr></table>", "unsigned int **size**"),
+        # A header and a row, or two cells: tables.
+        ("<table><tr><th>Key</th></tr><tr><td>4</td></tr></table>", "| Key |\n| --- |\n| 4 |"),
+        ("<table><tr><td>size</td><td>bytes</td></tr></table>", "| size | bytes |\n| --- | --- |"),
+    ],
+)
+def test_a_table_of_one_cell_is_its_content(table: str, markdown: str) -> None:
+    converted = html_to_document(f"<main><h1>T</h1>{table}<p>End.</p></main>", URL).markdown
+    assert converted == f"# T\n\n{markdown}\n\nEnd."
+
+
+@pytest.mark.parametrize(
+    ("sidebar", "title"),
+    [
+        # gi-docgen: the sidebar's namespace heading is the <title>'s first segment.
+        ("<nav class='sidebar'><h3><a href='index.html'>Gtk</a></h3></nav>", "Gtk: CSS in GTK"),
+        ("<aside><h2>Gtk</h2></aside>", "Gtk: CSS in GTK"),
+        # Outside navigation, a heading naming the page still names it.
+        ("<div class='banner'><h2>CSS in GTK</h2></div>", "CSS in GTK"),
+    ],
+)
+def test_a_navigation_heading_never_names_the_page(sidebar: str, title: str) -> None:
+    html = (
+        "<html><head><title>Gtk \u2013 4.0: CSS in GTK</title>"
+        "<meta property='og:title' content='Gtk: CSS in GTK'></head>"
+        f"<body>{sidebar}<section id='main' class='content'><p>How GTK uses CSS.</p>"
+        "<h2>CSS nodes</h2><p>Nodes.</p></section></body></html>"
+    )
+    assert html_to_document(html, URL).title == title

@@ -16,7 +16,7 @@ from urllib.parse import unquote, urlsplit
 
 from selectolax.lexbor import LexborNode
 
-from sitelore.core.convert._tree import squashed_text
+from sitelore.core.convert._tree import squashed_text, within
 
 __all__ = ["MAX_TITLE", "choose_title", "last_path_segment", "names_page"]
 
@@ -28,6 +28,8 @@ _NORMALIZE = re.compile(r"[^\w]+")
 #: Headings that name a page when it has no h1 (Doxygen writes its title in a div).
 _SUBSTITUTE_HEADINGS = "h1, h2, h3, .title"
 _MAX_HEADINGS = 30
+#: Page parts whose headings never name the page.
+_NAVIGATION = frozenset({"nav", "aside"})
 #: Elements that caption a page whose h1s are its sections.
 _CAPTIONS = ".caption, .title"
 #: Characters a title is cut to.
@@ -124,6 +126,8 @@ def choose_title(
             if scope is None:
                 continue
             for node in scope.css(_SUBSTITUTE_HEADINGS)[:_MAX_HEADINGS]:
+                if scope is page and within(node, _NAVIGATION):
+                    continue  # a sidebar's heading names the site (gi-docgen's namespace)
                 text = squashed_text(node)
                 if text and names_page(text, page_title):
                     return text[:MAX_TITLE]
