@@ -167,19 +167,16 @@ def _is_nav_line(node: LexborNode) -> bool:
     The link texts may be anything (Texinfo names the next node); the text between
     them may not, so prose that starts "Next: read <a>this</a>" stays.
     """
-    own: list[str] = []
+    text = node.text(deep=False)  # its own text, without its children's
+    if ":" not in text or _NAV_LABEL.search(text) is None:
+        return False  # nearly every paragraph: one C call, no walk
     links = 0
-    for child in node.iter(include_text=True):
-        if child.is_text_node:
-            own.append(child.text_content or "")
-        elif child.tag == "a" and child.attributes.get("href"):
+    for child in node.iter():
+        if child.tag == "a" and child.attributes.get("href"):
             links += 1
         elif child.tag not in _NAV_LINE_PARTS:
             return False
-    text = "".join(own)
-    if links < 2 or _NAV_LABEL.search(text) is None:
-        return False
-    return _NAV_FILLER.match(_NAV_LABEL.sub(" ", text)) is not None
+    return links >= 2 and _NAV_FILLER.match(_NAV_LABEL.sub(" ", text)) is not None
 
 
 def _is_small_form(node: LexborNode) -> bool:
@@ -216,7 +213,8 @@ def clean_content(content: LexborNode) -> None:
     remove_outermost(
         content.css("table"), content, lambda node: _in_code(node) or not _is_nav_bar(node)
     )
-    remove_outermost(content.css("p, div"), content, lambda node: not _is_nav_line(node))
+    # Filtered first: the outermost test walks ancestors, and pages have many paragraphs.
+    remove_outermost([node for node in content.css("p, div") if _is_nav_line(node)], content)
     remove_outermost(
         content.css("a[href]"),
         content,

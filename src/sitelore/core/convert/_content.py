@@ -114,14 +114,17 @@ def _generators(body: LexborNode) -> list[str]:
     return [node.attributes.get("content") or "" for node in root.css("meta[name=generator i]")]
 
 
-def is_docs_page(body: LexborNode) -> bool:
+def is_docs_page(body: LexborNode, generators: list[str] | None = None) -> bool:
     """Whether the page says it was made by a documentation tool.
 
     The signs: a ``<meta name="generator">`` naming one, Sphinx's permalinks, or
     Sphinx's ``documentation_options`` script, which its pages without permalinks
     (general index, module index, search) carry too, or RDoc's ``darkfish.js``.
+    ``generators``: the page's generator names, when the caller has read them.
     """
-    if any(_DOCS_GENERATORS.search(generator) for generator in _generators(body)):
+    if generators is None:
+        generators = _generators(body)
+    if any(_DOCS_GENERATORS.search(generator) for generator in generators):
         return True
     root = body.parent if body.parent is not None else body
     return root.css_first(_DOCS_MARKERS) is not None
@@ -133,9 +136,10 @@ def find_content(body: LexborNode, page_title: str | None = None) -> tuple[Lexbo
     ``page_title`` (the ``<title>`` text) helps tell the page's own heading from a
     site name when the heading sits just before the content element.
     """
-    if any(_TEXINFO.search(generator) for generator in _generators(body)):
+    generators = _generators(body)
+    if any(_TEXINFO.search(generator) for generator in generators):
         return body, True
-    docs = is_docs_page(body)
+    docs = is_docs_page(body, generators)
     groups = (
         (True, _THEME_CONTAINERS),
         (docs, _DOCS_CONTAINERS if docs else ()),

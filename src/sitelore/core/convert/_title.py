@@ -95,8 +95,8 @@ def _caption_before_h1(content: LexborNode, page_title: str | None) -> str | Non
 
     Haddock writes the module's name as ``p.caption`` and its sections as h1s.
     """
-    if not page_title:
-        return None
+    if not page_title or len(_segments(page_title)) != 1:
+        return None  # "Page - Site" titles name the page in a segment, matched before
     for node in content.css(f"h1, {_CAPTIONS}")[:_MAX_HEADINGS]:
         if node.tag == "h1":
             return None
