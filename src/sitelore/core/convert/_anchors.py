@@ -3,7 +3,8 @@
 Search points into a page at a section (``URL#id``), so a heading's id must survive
 conversion. The id is the heading's own ``id``, else that of an ``<a id|name>`` inside
 it, else that of the nearest enclosing element whose first heading it is (Sphinx
-``<section id>``, DocBook ``<div class="sect2" id>``, rustdoc ``<div id="method.x">``).
+``<section id>``, DocBook ``<div class="sect2" id>``, rustdoc ``<div id="method.x">``),
+else that of an empty ``<a name>`` or ``<span id>`` just before it (gtk-doc, Doxygen).
 Before conversion a numbered marker is appended to the heading's text; after it, the
 markers become `` {#id}`` (an id never passes through the Markdown escaper).
 """
@@ -22,6 +23,8 @@ _HEADING_TAGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
 # U+E000 to U+E011).
 _MARKER = re.compile("[ \t]*\ue020([0-9]+)\ue021")
 _ID_OK = re.compile(r"^[^\s{}#\\]{1,256}$")
+#: Empty elements that name the heading after them.
+_ANCHOR_TAGS = frozenset({"a", "span"})
 #: Enclosing elements looked at, upwards from the heading.
 _MAX_LEVELS = 4
 
@@ -42,14 +45,33 @@ def _heading_id(heading: LexborNode) -> str | None:
     node = heading.parent
     for _ in range(_MAX_LEVELS):
         if node is None:
-            return None
+            break
         first = next((element for element in node.traverse() if element.tag in _HEADING_TAGS), None)
         if first is None or first.mem_id != heading.mem_id:
-            return None
+            break
         found = _usable(node.attributes.get("id"))
         if found:
             return found
         node = node.parent
+    return _anchor_before(heading)
+
+
+def _anchor_before(heading: LexborNode) -> str | None:
+    """The id of an empty ``<a name>``/``<span id>`` just before ``heading`` (gtk-doc,
+    Doxygen, Texinfo), blank text and comments between them allowed."""
+    node = heading.prev
+    while node is not None:
+        if node.is_element_node:
+            if node.tag not in _ANCHOR_TAGS or any(part.is_element_node for part in node.iter()):
+                return None
+            if (node.text(deep=True) or "").strip():
+                return None
+            found = _usable(node.attributes.get("id")) or _usable(node.attributes.get("name"))
+            if found:
+                return found
+        elif node.is_text_node and (node.text_content or "").strip():
+            return None
+        node = node.prev
     return None
 
 
@@ -72,7 +94,16 @@ def unmark_heading_ids(markdown: str, ids: list[str]) -> str:
 
     lines = markdown.split("\n")
     for number, line in enumerate(lines):
-        if "\ue020" in line:
-            # "**#### x**" is a heading too (html-to-markdown's form inside <summary>).
-            lines[number] = _MARKER.sub(keep if line.lstrip("*").startswith("#") else "", line)
+        if "\ue020" not in line:
+            continue
+        # "**#### x**" is a heading too (html-to-markdown's form inside <summary>).
+        if not line.lstrip("*").startswith("#"):
+            lines[number] = _MARKER.sub("", line)
+            continue
+        first = _MARKER.search(line)
+        if first is not None and line[first.end() :].strip("* "):
+            # Inside a link that wraps the heading's text: the id goes after the link.
+            lines[number] = _MARKER.sub("", line).rstrip() + keep(first)
+        else:
+            lines[number] = _MARKER.sub(keep, line)
     return "\n".join(lines)

@@ -2,9 +2,11 @@
 
 Removed: scripts and styles, hidden elements, navigation, asides, page headers and
 footers, cookie banners, navigation tables (Prev, Up, Next), small forms, "edit this
-page" links and permalink anchors. Nothing inside ``<pre>`` or ``<code>`` is ever
-removed by a boilerplate rule. Every removal takes the outermost matches only,
-because decomposing a node frees its whole subtree in lexbor.
+page" links and permalink anchors, and navigation lines that label their links
+("Next: <a>, Previous: <a>, Up: <a>", Texinfo's node header). Nothing inside
+``<pre>`` or ``<code>`` is ever removed by a boilerplate rule. Every removal takes
+the outermost matches only, because decomposing a node frees its whole subtree in
+lexbor.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ _ALWAYS_DROP = (
     "a:is(.headerlink, .srclink, .test-arrow, .anchor), summary.hideme, "
     "div:is(.tooltip, .navheader, .navfooter), td:is(.linenos, .listing_lines, .rouge-gutter), "
     "[class]:is(.rightside, .out-of-band, .notable-traits, .copy-button, .clipboard-button, "
-    ".linenodiv, .lineno)"
+    ".linenodiv, .lineno, .section-toc, .mini-toc, .method-click-advice)"
 )
 #: Elements whose class or id holds one of these words (any case); confirmed by ``_CHROME_NAME``.
 #: (Code is never chrome: a highlighter's many spans are not even tried.)
@@ -80,6 +82,10 @@ _EDIT_LINK = re.compile(
     r"|view (?:page )?source|show source|suggest (?:an )?edit|report an? (?:issue|bug))\s*$",
     re.IGNORECASE,
 )
+#: The labels of a navigation line: "Next: <a>...</a>, Up: <a>...</a>" (Texinfo).
+_NAV_LABEL = re.compile(r"\b(?:next|previous|prev|up|forward|back|top)\s*:", re.IGNORECASE)
+#: Elements a navigation line may hold besides its labels and links.
+_NAV_LINE_PARTS = frozenset({"a", "br", "span"})
 #: A form holding less non-link text than this is a search or login box.
 _SMALL_FORM_TEXT = 200
 
@@ -155,6 +161,24 @@ def _is_nav_bar(node: LexborNode) -> bool:
     return _NAV_FILLER.match(rest) is not None
 
 
+def _is_nav_line(node: LexborNode) -> bool:
+    """A paragraph of two or more links whose own text is only their labels (``Next:``).
+
+    The link texts may be anything (Texinfo names the next node); the text between
+    them may not, so prose that starts "Next: read <a>this</a>" stays.
+    """
+    text = node.text(deep=False)  # its own text, without its children's
+    if ":" not in text or _NAV_LABEL.search(text) is None:
+        return False  # nearly every paragraph: one C call, no walk
+    links = 0
+    for child in node.iter():
+        if child.tag == "a" and child.attributes.get("href"):
+            links += 1
+        elif child.tag not in _NAV_LINE_PARTS:
+            return False
+    return links >= 2 and _NAV_FILLER.match(_NAV_LABEL.sub(" ", text)) is not None
+
+
 def _is_small_form(node: LexborNode) -> bool:
     return text_length(node) - link_text_length(node) < _SMALL_FORM_TEXT
 
@@ -189,6 +213,8 @@ def clean_content(content: LexborNode) -> None:
     remove_outermost(
         content.css("table"), content, lambda node: _in_code(node) or not _is_nav_bar(node)
     )
+    # Filtered first: the outermost test walks ancestors, and pages have many paragraphs.
+    remove_outermost([node for node in content.css("p, div") if _is_nav_line(node)], content)
     remove_outermost(
         content.css("a[href]"),
         content,

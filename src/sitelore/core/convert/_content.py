@@ -2,7 +2,9 @@
 
 Selection tries documentation-theme containers first, then generic landmarks, then
 "the deepest element holding most of the page's non-link text" (one bottom-up pass
-over the tree measures every element). A title block just before the content
+over the tree measures every element). A Texinfo page (GNU manuals) is its whole
+body: one node or chapter, then its footnotes, between navigation lines that
+cleaning removes. A title block just before the content
 (AsciiDoc's ``#header``, Doxygen's ``div.header``) is moved into it.
 """
 
@@ -60,12 +62,19 @@ _LANDMARKS = ("main", "article", "[role=main]", "#content", ".content")
 #: ``<meta name="generator">`` values of documentation tools.
 _DOCS_GENERATORS = re.compile(
     r"sphinx|mkdocs|docusaurus|rustdoc|doxygen|docbook|javadoc|asciidoc|mdbook|jsdoc|typedoc"
-    r"|pdoc|vitepress|vuepress|gitbook|antora|starlight",
+    r"|pdoc|vitepress|vuepress|gitbook|antora|starlight|makeinfo|texi2any|texi2html",
     re.IGNORECASE,
 )
+#: Texinfo's generators: their pages hold nothing but the manual (no container: the
+#: chapter's ``div`` would leave its footnotes out, and older versions write none).
+_TEXINFO = re.compile(r"makeinfo|texi2any|texi2html", re.IGNORECASE)
 
-#: Elements only documentation generators write (Sphinx's permalinks and options script).
-_DOCS_MARKERS = "a.headerlink, script#documentation_options, script[src*=documentation_options]"
+#: Elements only documentation generators write (Sphinx's permalinks and options script,
+#: RDoc's Darkfish theme, whose pages name no generator).
+_DOCS_MARKERS = (
+    "a.headerlink, script#documentation_options, script[src*=documentation_options], "
+    "script[src*=darkfish]"
+)
 #: Share of the page's non-link text the density fallback requires of its element.
 _DENSITY_SHARE = 0.8
 #: What marks the block before the content as the page's title block.
@@ -99,17 +108,25 @@ def _has_text(node: LexborNode) -> bool:
     return any((part.text_content or "").strip() for part in texts)
 
 
-def is_docs_page(body: LexborNode) -> bool:
+def _generators(body: LexborNode) -> list[str]:
+    """The ``content`` of the page's ``<meta name="generator">`` elements."""
+    root = body.parent if body.parent is not None else body
+    return [node.attributes.get("content") or "" for node in root.css("meta[name=generator i]")]
+
+
+def is_docs_page(body: LexborNode, generators: list[str] | None = None) -> bool:
     """Whether the page says it was made by a documentation tool.
 
     The signs: a ``<meta name="generator">`` naming one, Sphinx's permalinks, or
     Sphinx's ``documentation_options`` script, which its pages without permalinks
-    (general index, module index, search) carry too.
+    (general index, module index, search) carry too, or RDoc's ``darkfish.js``.
+    ``generators``: the page's generator names, when the caller has read them.
     """
+    if generators is None:
+        generators = _generators(body)
+    if any(_DOCS_GENERATORS.search(generator) for generator in generators):
+        return True
     root = body.parent if body.parent is not None else body
-    for generator in root.css("meta[name=generator i]"):
-        if _DOCS_GENERATORS.search(generator.attributes.get("content") or ""):
-            return True
     return root.css_first(_DOCS_MARKERS) is not None
 
 
@@ -119,7 +136,10 @@ def find_content(body: LexborNode, page_title: str | None = None) -> tuple[Lexbo
     ``page_title`` (the ``<title>`` text) helps tell the page's own heading from a
     site name when the heading sits just before the content element.
     """
-    docs = is_docs_page(body)
+    generators = _generators(body)
+    if any(_TEXINFO.search(generator) for generator in generators):
+        return body, True
+    docs = is_docs_page(body, generators)
     groups = (
         (True, _THEME_CONTAINERS),
         (docs, _DOCS_CONTAINERS if docs else ()),

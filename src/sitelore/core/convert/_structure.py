@@ -5,7 +5,8 @@ Run on the cleaned content before it is written as Markdown, in place:
 - rustdoc code headers (``h3/h4.code-header``) become headings holding the
   signature as inline code; ``<summary>`` wrappers around headings are unwrapped
   (html-to-markdown would bold the heading, ``**#### ...**``);
-- a heading's link to itself (rustdoc's ``<h2><a href="#x">``) is unwrapped;
+- a heading's link to itself (rustdoc's ``<h2><a href="#x">``, Haddock's
+  ``<a href="#x" id="x"><h1>``) is unwrapped, the heading keeping the link's id;
 - definition lists become lists with one item per term holding its definitions:
   API descriptions (Sphinx ``dl.py``/``dt.sig``, CMake, reST domains) start with the
   signature as inline code, glossaries and variable lists with the term in bold
@@ -19,7 +20,9 @@ Run on the cleaned content before it is written as Markdown, in place:
 - lists used for layout (Javadoc's ``ul > li > section``) are unwrapped, and so
   are tables used for layout: one row of cells holding blocks (Sphinx's index
   columns, gtk-doc's title block and code listings), which html-to-markdown would
-  squash into one table row or write as lists nested one space deep;
+  squash into one table row or write as lists nested one space deep, and tables of
+  one cell (a framed box or title, Doxygen's member name), which it would write as
+  a table whose only row is its header;
 - footnotes (docutils ``aside.footnote``, ``dl.footnote``) become GFM footnotes:
   references ``[^1]`` and definitions ``[^1]: text``;
 - an exponent (``2<sup>31</sup>``, ``x<sup>n-1</sup>``) is written with a caret
@@ -46,7 +49,9 @@ __all__ = ["prepare_structure", "unwrap_layout_tables"]
 
 _HEADINGS = "h1, h2, h3, h4, h5, h6"
 #: Headings this pass rewrites: rustdoc code headers, and those holding a link to a fragment.
-_CODE_HEADERS = f".code-header:is({_HEADINGS}), :is({_HEADINGS}) a[href^='#']"
+_CODE_HEADERS = (
+    f".code-header:is({_HEADINGS}), :is({_HEADINGS}) a[href^='#'], a[href^='#'] > :is({_HEADINGS})"
+)
 _SECTIONING = frozenset({"section", "h1", "h2", "h3", "h4", "h5", "h6"})
 #: Classes that mark a definition list as API descriptions (Sphinx domains).
 _API_DL_CLASSES = frozenset(
@@ -116,13 +121,40 @@ def _prepare_code_headers(content: LexborNode) -> None:
             code_holder.insert_child(text)
             heading.insert_child(code_holder, move=True)
             continue
-        own_id = heading.attributes.get("id") or ""
-        parent = heading.parent
-        parent_id = parent.attributes.get("id") if parent is not None else None
-        for link in heading.css("a[href^='#']"):
-            target = (link.attributes.get("href") or "")[1:]
-            if target and target in (own_id, parent_id):
-                link.unwrap()
+        _unwrap_permalinks(heading)
+
+
+def _anchor_name(node: LexborNode) -> str:
+    return node.attributes.get("id") or node.attributes.get("name") or ""
+
+
+def _unwrap_permalinks(heading: LexborNode) -> None:
+    """Unwrap the links from ``heading`` to itself, inside it or around it.
+
+    Haddock wraps its headings, ``<a href="#g:1" id="g:1"><h1>``; Markdown renderers
+    put ``<a href="#x" id="x">`` inside them. The heading takes over the link's id.
+    """
+    wrapper = heading.parent
+    if (
+        wrapper is not None
+        and wrapper.tag == "a"
+        and (wrapper.attributes.get("href") or "#")[1:]
+        in (_anchor_name(wrapper), heading.attributes.get("id"))
+        and all(child.mem_id == heading.mem_id for child in wrapper.iter())
+    ):
+        if not heading.attributes.get("id") and _anchor_name(wrapper):
+            heading.attrs["id"] = _anchor_name(wrapper)
+        wrapper.unwrap()
+    own_id = heading.attributes.get("id") or ""
+    parent = heading.parent
+    parent_id = parent.attributes.get("id") if parent is not None else None
+    for link in heading.css("a[href^='#']"):
+        target = (link.attributes.get("href") or "")[1:]
+        link_id = _anchor_name(link)
+        if target and target in (own_id, parent_id, link_id):
+            if not own_id and link_id:
+                heading.attrs["id"] = own_id = link_id
+            link.unwrap()
 
 
 def _is_api_list(node: LexborNode) -> bool:
@@ -340,11 +372,13 @@ def _prepare_table_rows(content: LexborNode) -> None:
 
 
 def _is_layout_table(table: LexborNode) -> bool:
-    """One row, no header cells, and every cell empty or holding a block."""
+    """One row of one cell (a box, gtk-doc's title), or of cells holding blocks or nothing."""
     rows = _own_rows(table)
     if len(rows) != 1:
         return False
     cells = [cell for cell in rows[0].iter() if cell.is_element_node]
+    if len(cells) == 1 and cells[0].tag in ("td", "th"):
+        return True
     if not cells or any(cell.tag != "td" for cell in cells):
         return False
     return all(

@@ -1,7 +1,8 @@
 """Choose a document's title from its ``<title>``, headings, ``og:title`` and URL.
 
 In order: the content's first ``h1``, written as the matching ``<title>`` segment
-when one matches; else a heading of the content, then of the page, that matches a
+when one matches, or replaced by a caption before it that is the whole ``<title>``
+(Haddock); else a heading of the content, then of the page, that matches a
 ``<title>`` segment (mdBook and DocBook start pages with h2, Doxygen with a div);
 else the page's first ``h1`` that is not a site-name link; else ``og:title``; else
 ``<title>`` without its site suffix; else the last segment of the URL path. Heading
@@ -15,7 +16,7 @@ from urllib.parse import unquote, urlsplit
 
 from selectolax.lexbor import LexborNode
 
-from sitelore.core.convert._tree import squashed_text
+from sitelore.core.convert._tree import squashed_text, within
 
 __all__ = ["MAX_TITLE", "choose_title", "last_path_segment", "names_page"]
 
@@ -27,6 +28,10 @@ _NORMALIZE = re.compile(r"[^\w]+")
 #: Headings that name a page when it has no h1 (Doxygen writes its title in a div).
 _SUBSTITUTE_HEADINGS = "h1, h2, h3, .title"
 _MAX_HEADINGS = 30
+#: Page parts whose headings never name the page.
+_NAVIGATION = frozenset({"nav", "aside"})
+#: Elements that caption a page whose h1s are its sections.
+_CAPTIONS = ".caption, .title"
 #: Characters a title is cut to.
 MAX_TITLE = 300
 
@@ -85,6 +90,22 @@ def last_path_segment(url: str) -> str:
     return segment or urlsplit(url).hostname or url
 
 
+def _caption_before_h1(content: LexborNode, page_title: str | None) -> str | None:
+    """A caption before the first h1 that is the whole ``<title>`` (Haddock's module name).
+
+    Haddock writes the module's name as ``p.caption`` and its sections as h1s.
+    """
+    if not page_title or len(_segments(page_title)) != 1:
+        return None  # "Page - Site" titles name the page in a segment, matched before
+    for node in content.css(f"h1, {_CAPTIONS}")[:_MAX_HEADINGS]:
+        if node.tag == "h1":
+            return None
+        text = squashed_text(node)
+        if text and _norm(text) == _norm(page_title):
+            return text
+    return None
+
+
 def choose_title(
     page_title: str | None,
     og_title: str | None,
@@ -96,12 +117,17 @@ def choose_title(
     h1 = content.css_first("h1") if content is not None else None
     text = squashed_text(h1) if h1 is not None else ""
     if text:
-        return (_matching_segment(text, page_title) or text)[:MAX_TITLE]
+        matching = _matching_segment(text, page_title)
+        if matching is None and content is not None:
+            matching = _caption_before_h1(content, page_title)
+        return (matching or text)[:MAX_TITLE]
     if page_title:
         for scope in (content, page):
             if scope is None:
                 continue
             for node in scope.css(_SUBSTITUTE_HEADINGS)[:_MAX_HEADINGS]:
+                if scope is page and within(node, _NAVIGATION):
+                    continue  # a sidebar's heading names the site (gi-docgen's namespace)
                 text = squashed_text(node)
                 if text and names_page(text, page_title):
                     return text[:MAX_TITLE]
