@@ -227,6 +227,7 @@ class TestMalformedLines:
                 await ask('{"jsonrpc":"2.0","id":4,"method":"tools/call","params":"x"}'),
                 await ask('{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}'),
                 await ask('{"jsonrpc":"2.0","id":6,"method":"no/such/method"}'),
+                await ask("[" * 100_000 + "]" * 100_000),  # too deep for json.loads
             ]
             alive = await ask('{"jsonrpc":"2.0","id":7,"method":"ping"}')
         finally:
@@ -242,6 +243,7 @@ class TestMalformedLines:
             (4, -32600),
             (None, -32600),
             (6, -32601),
+            (None, -32700),
         ]
         assert alive == {"jsonrpc": "2.0", "id": 7, "result": {}}
         assert process.returncode == 0
