@@ -32,6 +32,7 @@ from sitelore.crawl import CrawlRun
 from sitelore.server.firecrawl.answers import (
     PAGE_SIZE,
     PREFIX,
+    RETRY_AFTER_SECONDS,
     JobEndedError,
     Page,
     document,
@@ -76,7 +77,8 @@ class _AnsweringRoute(APIRoute):
                 return await handler(request)
             except SiteloreError as exc:
                 status, body = error_answer(exc)
-                return JSONResponse(body, status_code=status)
+                busy = {"retry-after": str(RETRY_AFTER_SECONDS)} if status == 429 else None
+                return JSONResponse(body, status_code=status, headers=busy)
             except ValidationError as exc:
                 first = exc.errors()[0]
                 field = ".".join(str(part) for part in first["loc"]) or "body"

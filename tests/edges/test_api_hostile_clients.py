@@ -1,0 +1,54 @@
+"""What a hostile or confused client gets from the REST and Firecrawl routes of one server.
+
+Each refusal is a 4xx in the route's own error shape, with a code and a message that
+names the field, and never repeats a secret the request carried.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from tests.edges.api_helpers import GatedSite, serve_api
+
+JSON = {"content-type": "application/json"}
+
+
+class TestFirecrawlRefusals:
+    @pytest.mark.parametrize(
+        ("method", "path", "body", "status", "code"),
+        [
+            ("GET", "/v2/crawl/nope", None, 404, "not-found"),
+            ("DELETE", "/v2/crawl/nope", None, 404, "not-found"),
+            ("GET", "/v2/batch/scrape/nope", None, 404, "not-found"),
+            ("GET", "/v2/crawl/nope/errors", None, 404, "not-found"),
+            ("POST", "/v2/map", {"url": "http://127.0.0.1:9/", "location": {"country": "DE"}},
+             400, "usage"),
+            ("POST", "/v2/batch/scrape", {"urls": ["http://127.0.0.1:9/"], "webhook": "http://x"},
+             400, "usage"),
+            ("POST", "/v2/scrape", {"url": "http://10.1.2.3/"}, 403, "blocked"),
+        ],
+    )  # fmt: skip
+    async def test_every_refusal_has_a_code(
+        self, method: str, path: str, body: object, status: int, code: str, tmp_path: Path
+    ) -> None:
+        """Errors without a page kind (no such job, a refused option) had ``code: ""``."""
+        async with serve_api(tmp_path) as api:
+            response = await api.client.request(method, path, json=body)
+        assert response.status_code == status
+        assert response.json()["success"] is False
+        assert response.json()["code"] == code
+
+    async def test_busy_is_429_busy_with_retry_after(
+        self, gated: tuple[GatedSite, str], tmp_path: Path
+    ) -> None:
+        """Every crawl slot taken: a scrape is 429 ``busy`` with Retry-After, as over REST."""
+        _site, base = gated
+        async with serve_api(tmp_path, max_active_crawls=1) as api:
+            first = await api.client.post("/api/v1/crawls", json={"url": f"{base}/"})
+            busy = await api.client.post("/v2/scrape", json={"url": f"{base}/"})
+            await api.client.delete(f"/api/v1/crawls/{first.json()['id']}")
+        assert first.status_code == 202
+        assert busy.status_code == 429
+        assert busy.json()["code"] == "busy"
+        assert busy.headers["retry-after"] == "30"
