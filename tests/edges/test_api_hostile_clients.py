@@ -52,3 +52,18 @@ class TestFirecrawlRefusals:
         assert busy.status_code == 429
         assert busy.json()["code"] == "busy"
         assert busy.headers["retry-after"] == "30"
+
+
+class TestSecrets:
+    async def test_refused_batch_urls_are_listed_without_their_password(
+        self, tmp_path: Path
+    ) -> None:
+        """``ignoreInvalidURLs`` lists the URLs it dropped, with userinfo as ``***``."""
+        urls = ["http://bob:hunter2-secret@127.0.0.1:9/a", "http://10.1.2.3/b"]
+        async with serve_api(tmp_path) as api:
+            answer = await api.client.post(
+                "/v2/batch/scrape", json={"urls": urls, "ignoreInvalidURLs": True}
+            )
+        assert answer.status_code == 200
+        assert answer.json()["invalidURLs"] == ["http://***@127.0.0.1:9/a", "http://10.1.2.3/b"]
+        assert "hunter2" not in answer.text

@@ -97,6 +97,17 @@ async def test_crawl_form_errors_name_the_field(
         assert 'value="' + fields["url"] + '"' in answer.text  # the form keeps what was typed
 
 
+async def test_a_refused_url_is_shown_again_without_its_password(tmp_path: Path) -> None:
+    """The form keeps the URL that was typed, but never the password in it."""
+    url = "http://alice:hunter2-secret@a.test/docs/"
+    async with serve_api(tmp_path) as api:
+        answer = await api.client.post("/crawls", data={"url": url, "csrf": await token(api.client)})
+    assert answer.status_code == 422
+    assert "credentials" in answer.text
+    assert "hunter2" not in answer.text
+    assert 'value="http://***@a.test/docs/"' in answer.text
+
+
 async def test_document_filters_and_paging(tmp_path: Path) -> None:
     async with serve_api(tmp_path) as api:
         for n in range(30):

@@ -27,6 +27,7 @@ from sitelore.app.bootstrap import Runtime
 from sitelore.app.jobs import Job, JobManager, JobStatus
 from sitelore.app.pages import KeptBodies, map_urls
 from sitelore.core.errors import ErrorKind, NotFoundError, SiteloreError, UsageError
+from sitelore.core.guard import without_userinfo
 from sitelore.core.options import CrawlOptions
 from sitelore.crawl import CrawlRun
 from sitelore.server.firecrawl.answers import (
@@ -300,7 +301,7 @@ def firecrawl_router(
             except UsageError:
                 if not request.ignore_invalid_urls:
                     raise
-                invalid.append(url)
+                invalid.append(without_userinfo(url))  # answered: never a password
             else:
                 urls.append(url)
         run = batches.start(urls, want)
