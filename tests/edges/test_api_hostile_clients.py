@@ -67,3 +67,56 @@ class TestSecrets:
         assert answer.status_code == 200
         assert answer.json()["invalidURLs"] == ["http://***@127.0.0.1:9/a", "http://10.1.2.3/b"]
         assert "hunter2" not in answer.text
+
+
+class TestUnreadableBodies:
+    @pytest.mark.parametrize("path", ["/api/v1/documents/url", "/api/v1/crawls"])
+    @pytest.mark.parametrize(
+        ("body", "why"),
+        [
+            (b'{"url": ' + b"[" * 30_000 + b"]" * 30_000 + b"}", "nested too deeply"),
+            (b'{"url": "http://a.test/\xff"}', "not UTF-8 text"),
+        ],
+    )
+    async def test_rest_answers_invalid_json_naming_the_body(
+        self, path: str, body: bytes, why: str, tmp_path: Path
+    ) -> None:
+        """Bodies under the cap that JSON cannot read: 400 ``invalid-json``, field ``body``
+        (they were a bare 400 ``http`` "There was an error parsing the body")."""
+        async with serve_api(tmp_path) as api:
+            answer = await api.client.post(path, content=body, headers=JSON)
+            alive = await api.client.get("/healthz")
+        assert answer.status_code == 400
+        assert answer.json()["error"] == {
+            "code": "invalid-json",
+            "message": f"body: not valid JSON ({why})",
+            "field": "body",
+        }
+        assert alive.status_code == 200
+
+    async def test_firecrawl_answers_invalid_json_in_its_shape(self, tmp_path: Path) -> None:
+        body = b'{"url": ' + b"[" * 30_000 + b"]" * 30_000 + b"}"
+        async with serve_api(tmp_path) as api:
+            answer = await api.client.post("/v2/scrape", content=body, headers=JSON)
+        assert answer.status_code == 400
+        assert answer.json() == {
+            "success": False,
+            "code": "invalid-json",
+            "error": "body: not valid JSON (nested too deeply)",
+        }
+
+    @pytest.mark.parametrize("path", ["/api/v1/documents/url", "/v2/scrape"])
+    async def test_json_sent_as_another_type_is_told_the_content_type(
+        self, path: str, tmp_path: Path
+    ) -> None:
+        """JSON sent as text/plain or a form is no object to FastAPI: the answer says why."""
+        async with serve_api(tmp_path) as api:
+            answer = await api.client.post(
+                path,
+                content=b'{"url": "http://127.0.0.1:9/"}',
+                headers={"content-type": "text/plain; charset=utf-8"},
+            )
+        assert answer.status_code == 422
+        assert "sent as 'text/plain'; send JSON with Content-Type: application/json" in (
+            answer.text
+        )

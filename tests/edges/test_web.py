@@ -101,7 +101,8 @@ async def test_a_refused_url_is_shown_again_without_its_password(tmp_path: Path)
     """The form keeps the URL that was typed, but never the password in it."""
     url = "http://alice:hunter2-secret@a.test/docs/"
     async with serve_api(tmp_path) as api:
-        answer = await api.client.post("/crawls", data={"url": url, "csrf": await token(api.client)})
+        form = {"url": url, "csrf": await token(api.client)}
+        answer = await api.client.post("/crawls", data=form)
     assert answer.status_code == 422
     assert "credentials" in answer.text
     assert "hunter2" not in answer.text

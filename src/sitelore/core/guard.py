@@ -56,8 +56,8 @@ __all__ = [
     "parse_allow_entry",
     "parse_resolve_entry",
     "redact_url",
-    "without_userinfo",
     "resolve_problem",
+    "without_userinfo",
 ]
 
 _IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address

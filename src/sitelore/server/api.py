@@ -168,16 +168,45 @@ def _error_for(request: Request, status: int, detail: ErrorDetail, **headers: st
     return JSONResponse(body, status_code=status, headers=headers or None)
 
 
-def _validation_detail(exc: RequestValidationError) -> tuple[int, ErrorDetail]:
+def _validation_detail(
+    exc: RequestValidationError, content_type: str | None = None
+) -> tuple[int, ErrorDetail]:
     errors = list(exc.errors())
     first = errors[0] if errors else {"loc": ("body",), "msg": "invalid request"}
     loc = [str(part) for part in first.get("loc", ())]
     field = ".".join(loc[1:]) if len(loc) > 1 else (loc[0] if loc else "body")
     if first.get("type") == "json_invalid":
         return 400, ErrorDetail(code="invalid-json", message="body: not valid JSON", field="body")
+    if loc == ["body"] and content_type is not None and not _is_json_type(content_type):
+        # FastAPI reads only a JSON media type as JSON: the rest is bytes, "not an object".
+        shown = content_type.split(";")[0].strip()[:100]
+        message = f"body: sent as {shown!r}; send JSON with Content-Type: application/json"
+        return 422, ErrorDetail(code="validation", message=message, field="body")
     others = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
     message = f"{field}: {first.get('msg', 'invalid')}{others}"
     return 422, ErrorDetail(code="validation", message=message, field=field)
+
+
+def _unreadable_body(exc: StarletteHTTPException) -> ErrorDetail | None:
+    """The JSON error for a body FastAPI could not parse, else None.
+
+    FastAPI answers a body that is no JSON text its parser can read, other than a syntax
+    error, with a bare 400 "There was an error parsing the body" (code ``http``, no
+    field): arrays nested deeper than the parser recurses, bytes that are not UTF-8.
+    """
+    cause = exc.__cause__
+    if exc.status_code != 400 or not isinstance(cause, ValueError | RecursionError):
+        return None
+    why = "nested too deeply" if isinstance(cause, RecursionError) else "not UTF-8 text"
+    return ErrorDetail(code="invalid-json", message=f"body: not valid JSON ({why})", field="body")
+
+
+def _is_json_type(content_type: str) -> bool:
+    """True for ``application/json`` and ``application/*+json``, with any parameters."""
+    kind = content_type.split(";")[0].strip().lower()
+    return kind == "application/json" or (
+        kind.startswith("application/") and kind.endswith("+json")
+    )
 
 
 _Request = TypeVar("_Request", bound=SubmitRequest)
@@ -350,10 +379,14 @@ def _add_error_handlers(app: FastAPI) -> None:
 
     async def on_validation(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, RequestValidationError)
-        return _error_for(request, *_validation_detail(exc))
+        content_type = request.headers.get("content-type")
+        return _error_for(request, *_validation_detail(exc, content_type))
 
     async def on_http(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, StarletteHTTPException)
+        unreadable = _unreadable_body(exc)
+        if unreadable is not None:
+            return _error_for(request, 400, unreadable)
         code = _HTTP_CODES.get(exc.status_code, "http")
         detail = ErrorDetail(code=code, message=str(exc.detail))
         headers = {k.lower(): v for k, v in (exc.headers or {}).items()}
