@@ -188,3 +188,26 @@ class TestWithAnApiKey:
             done = await api.client.post("/login", data={"csrf": csrf, "key": KEY, "next": target})
             assert done.status_code == 303
             assert done.headers["location"] == "/"
+
+
+@pytest.mark.parametrize(
+    ("path", "status", "said"),
+    [
+        ("/?q=" + "a" * 501, 422, "q: String should have at most 500 characters"),
+        ("/documents?page=99999999999", 422, "page: Input should be less than or equal to"),
+        ("/no/such/page", 404, "Not Found"),
+    ],
+)
+async def test_ui_errors_are_pages_not_json(
+    tmp_path: Path, path: str, status: int, said: str
+) -> None:
+    """A browser on a UI path gets the UI's error page (it got the API's JSON)."""
+    async with serve_api(tmp_path) as api:
+        answer = await api.client.get(path)
+        api_answer = await api.client.get("/api/v1/search", params={"q": "a" * 501})
+    assert answer.status_code == status
+    assert answer.headers["content-type"].startswith("text/html")
+    assert "content-security-policy" in answer.headers
+    assert said in answer.text
+    assert api_answer.status_code == 422
+    assert api_answer.json()["error"]["field"] == "q"  # the API answers JSON as before

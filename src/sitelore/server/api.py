@@ -79,7 +79,8 @@ from sitelore.server.firecrawl.answers import PREFIX as FIRECRAWL_PREFIX
 from sitelore.server.firecrawl.answers import refusal
 from sitelore.server.firecrawl.routes import firecrawl_router
 from sitelore.server.host_guard import HostGuard, HostPolicy
-from sitelore.server.web import mount_ui
+from sitelore.server.web import error_page, mount_ui
+from sitelore.server.web.gate import is_ui_path
 
 __all__ = [
     "API_PREFIX",
@@ -159,8 +160,11 @@ def error_detail(exc: BaseException) -> tuple[int, ErrorDetail]:
     )
 
 
-def _error_for(request: Request, status: int, detail: ErrorDetail, **headers: str) -> JSONResponse:
-    """An error in the shape the route's clients read: Firecrawl's under its prefix."""
+def _error_for(request: Request, status: int, detail: ErrorDetail, **headers: str) -> Response:
+    """An error in the shape the route's clients read: Firecrawl's under its prefix, a
+    page of the web UI on its paths (a browser showed the JSON), the API's JSON else."""
+    if is_ui_path(request.url.path):
+        return error_page(request, status, detail.message)
     if request.url.path.startswith(f"{FIRECRAWL_PREFIX}/"):
         body = refusal(detail.code, detail.message)
     else:
