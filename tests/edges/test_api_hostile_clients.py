@@ -6,10 +6,13 @@ names the field, and never repeats a secret the request carried.
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
 from tests.edges.api_helpers import GatedSite, serve_api
+
+from sitelore.core.options import Limits
 
 JSON = {"content-type": "application/json"}
 
@@ -120,3 +123,39 @@ class TestUnreadableBodies:
         assert "sent as 'text/plain'; send JSON with Content-Type: application/json" in (
             answer.text
         )
+
+
+class TestBatchWithinTheCaps:
+    async def test_more_urls_than_the_page_cap_are_refused_naming_urls(
+        self, tmp_path: Path
+    ) -> None:
+        """A batch is held to maxPages as a crawl is (1000 URLs ran past a cap of 200)."""
+        urls = [f"http://127.0.0.1:9/{n}" for n in range(4)]
+        async with serve_api(tmp_path, limits=Limits(max_pages=3)) as api:
+            answer = await api.client.post("/v2/batch/scrape", json={"urls": urls})
+            within = await api.client.post("/v2/batch/scrape", json={"urls": urls[:3]})
+        assert answer.status_code == 400
+        assert answer.json()["code"] == "usage"
+        assert answer.json()["error"].startswith("urls: 4 URLs; this server scrapes at most 3")
+        assert within.status_code == 200
+
+    async def test_a_batch_ends_at_the_deadline_naming_what_it_left(
+        self, quick_site: str, tmp_path: Path
+    ) -> None:
+        """Requests to one site 1 s apart (the operator's delay, on a clock that never
+        sleeps: robots.txt at 0 s, pages at 1 s and 2 s), under a 2.5 s deadline: the
+        third page (due at 3 s) is an error ``deadline``, not fetched."""
+        urls = [f"{quick_site}/faq.html", f"{quick_site}/", f"{quick_site}/guide/"]
+        async with serve_api(tmp_path, limits=Limits(deadline_seconds=2.5)) as api:
+            started = (await api.client.post("/v2/batch/scrape", json={"urls": urls})).json()
+            status: dict[str, object] = {}
+            for _ in range(200):  # bounded: the batch runs on the server's loop
+                status = (await api.client.get(f"/v2/batch/scrape/{started['id']}")).json()
+                if status["status"] != "scraping":
+                    break
+                await asyncio.sleep(0.05)
+            errors = (await api.client.get(f"/v2/batch/scrape/{started['id']}/errors")).json()
+        assert status["status"] == "completed"
+        assert status["completed"] == 2
+        assert [(e["url"], e["code"]) for e in errors["errors"]] == [(urls[2], "deadline")]
+        assert "deadline (2.5 s)" in errors["errors"][0]["error"]

@@ -376,17 +376,17 @@ def _allowed_methods(app: FastAPI, request: Request) -> list[str]:
 
 
 def _add_error_handlers(app: FastAPI) -> None:
-    async def on_sitelore(request: Request, exc: Exception) -> JSONResponse:
+    async def on_sitelore(request: Request, exc: Exception) -> Response:
         status, detail = error_detail(exc)
         headers = {"retry-after": "30"} if isinstance(exc, BusyError) else {}
         return _error_for(request, status, detail, **headers)
 
-    async def on_validation(request: Request, exc: Exception) -> JSONResponse:
+    async def on_validation(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, RequestValidationError)
         content_type = request.headers.get("content-type")
         return _error_for(request, *_validation_detail(exc, content_type))
 
-    async def on_http(request: Request, exc: Exception) -> JSONResponse:
+    async def on_http(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, StarletteHTTPException)
         unreadable = _unreadable_body(exc)
         if unreadable is not None:
@@ -398,7 +398,7 @@ def _add_error_handlers(app: FastAPI) -> None:
             headers["allow"] = ", ".join(_allowed_methods(app, request))
         return _error_for(request, exc.status_code, detail, **headers)
 
-    async def on_crash(request: Request, exc: Exception) -> JSONResponse:
+    async def on_crash(request: Request, exc: Exception) -> Response:
         log.error("internal error", exc_info=exc)
         return _error_for(request, *error_detail(exc))
 

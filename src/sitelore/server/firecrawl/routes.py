@@ -292,6 +292,11 @@ def firecrawl_router(
             raise UsageError("webhook: not supported: poll GET /v2/batch/scrape/{id} instead")
         if request.append_to_id is not None:
             raise UsageError("appendToId: not supported: start a new batch")
+        if len(request.urls) > limits.max_pages:
+            raise UsageError(
+                f"urls: {len(request.urls)} URLs; this server scrapes at most "
+                f"{limits.max_pages} in one batch (its page cap)"
+            )
         want = wanted(request)
         urls: list[str] = []
         invalid: list[str] = []
