@@ -159,3 +159,20 @@ class TestBatchWithinTheCaps:
         assert status["completed"] == 2
         assert [(e["url"], e["code"]) for e in errors["errors"]] == [(urls[2], "deadline")]
         assert "deadline (2.5 s)" in errors["errors"][0]["error"]
+
+
+class TestNumbers:
+    @pytest.mark.parametrize("field", ["deadlineSeconds", "delay"])
+    @pytest.mark.parametrize("number", ["1e999", "-1e999", "NaN", "Infinity"])
+    @pytest.mark.parametrize("path", ["/api/v1/crawls", "/api/v1/documents/url"])
+    async def test_numbers_json_cannot_show_are_422_naming_the_field(
+        self, path: str, number: str, field: str, tmp_path: Path
+    ) -> None:
+        """1e999 reads as infinity: it was clamped and answered ``requested: null``; NaN
+        was 'less than or equal to 60'. Both are 'a finite number' now, before any work."""
+        body = f'{{"url": "http://127.0.0.1:9/", "{field}": {number}}}'
+        async with serve_api(tmp_path) as api:
+            answer = await api.client.post(path, content=body, headers=JSON)
+        assert answer.status_code == 422
+        assert answer.json()["error"]["field"] == field
+        assert answer.json()["error"]["message"] == f"{field}: Input should be a finite number"
