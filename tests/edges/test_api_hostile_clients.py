@@ -176,3 +176,26 @@ class TestNumbers:
         assert answer.status_code == 422
         assert answer.json()["error"]["field"] == field
         assert answer.json()["error"]["message"] == f"{field}: Input should be a finite number"
+
+
+class TestControlCharacters:
+    @pytest.mark.parametrize(
+        ("body", "field"),
+        [
+            ('{"url": "http://127.0.0.1:9/", "pathPrefix": "/a\\u0000b"}', "pathPrefix"),
+            ('{"url": "http://127.0.0.1:9/", "excludePatterns": ["ok", "*\\nx"]}',
+             "excludePatterns"),
+            ('{"url": "http://127.0.0.1:9/", "pathPrefix": "/\\u007f"}', "pathPrefix"),
+        ],
+    )  # fmt: skip
+    async def test_are_422_before_a_job_or_its_record_exists(
+        self, body: str, field: str, tmp_path: Path
+    ) -> None:
+        """A NUL in pathPrefix started a job whose record PostgreSQL cannot store."""
+        async with serve_api(tmp_path) as api:
+            refused = await api.client.post("/api/v1/crawls", content=body, headers=JSON)
+            listed = await api.client.get("/api/v1/crawls")
+        assert refused.status_code == 422
+        assert refused.json()["error"]["field"] == field
+        assert "control characters" in refused.json()["error"]["message"]
+        assert listed.json()["crawls"] == []

@@ -78,7 +78,8 @@ class SubmitRequest(CrawlOptions):
     are not booleans (422 naming the field); an integer is still a valid number of
     seconds and, as in JSON Schema, ``10.0`` a valid integer. Arrays are read as the
     tuples the options hold. Text must be valid Unicode (no lone surrogates, which
-    JSON's ``\\ud800`` escapes can carry), so nothing fails later when it is stored.
+    JSON's ``\\ud800`` escapes can carry), and ``pathPrefix`` and ``excludePatterns``
+    hold no control characters, so nothing fails later when it is stored.
     """
 
     model_config = ConfigDict(strict=True)
@@ -112,6 +113,16 @@ class SubmitRequest(CrawlOptions):
         for text in value if isinstance(value, tuple) else (value,):
             if isinstance(text, str) and not _encodes(text):
                 raise ValueError("not valid Unicode text (a lone surrogate)")
+        return value
+
+    @field_validator("path_prefix", "exclude_patterns")
+    @classmethod
+    def _no_controls(cls, value: Any) -> Any:
+        # No URL the crawl compares them with holds a control character (they are
+        # escaped), and PostgreSQL cannot store NUL in the job's record.
+        for text in value if isinstance(value, tuple) else (value,):
+            if isinstance(text, str) and any(ch < " " or ch == "\x7f" for ch in text):
+                raise ValueError("control characters (NUL, line breaks, ...) are not allowed")
         return value
 
     def crawl_options(self) -> CrawlOptions:
