@@ -199,3 +199,30 @@ class TestControlCharacters:
         assert refused.json()["error"]["field"] == field
         assert "control characters" in refused.json()["error"]["message"]
         assert listed.json()["crawls"] == []
+
+
+class TestEveryRouteNeedsTheKey:
+    KEY = "hostile-clients-key-0123456789"
+
+    async def test_each_described_route_is_401_without_the_key(self, tmp_path: Path) -> None:
+        """Every path and method of /openapi.json but /healthz answers 401 without the
+        bearer key, with a wrong one, and with the key in the query string instead."""
+        async with serve_api(tmp_path, api_key=self.KEY) as api:
+            paths = (await api.client.get("/openapi.json")).json()["paths"]
+            answers = []
+            for path, methods in paths.items():
+                if path == "/healthz":
+                    continue
+                concrete = path.replace("{", "").replace("}", "")
+                for method in methods:
+                    for headers, query in (
+                        ({}, {}),
+                        ({"authorization": "Bearer " + "x" * len(self.KEY)}, {}),
+                        ({}, {"api_key": self.KEY, "key": self.KEY, "token": self.KEY}),
+                    ):
+                        response = await api.client.request(
+                            method, concrete, headers=headers, params=query, json={}
+                        )
+                        answers.append((method, path, response.status_code))
+        assert len(answers) > 40
+        assert {status for _, _, status in answers} == {401}, answers
