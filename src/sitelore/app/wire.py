@@ -64,6 +64,8 @@ MAX_URL_LENGTH = 2048
 MAX_OFFSET = 1_000_000_000
 
 _CAP_KEY = "x-hard-cap"
+#: A JSON Schema pattern for text without C0 controls or DEL.
+_NO_CONTROLS = "^[^\\u0000-\\u001f\\u007f]*$"
 
 
 class SubmitRequest(CrawlOptions):
@@ -275,6 +277,13 @@ def annotate_request_schema(
         properties["respectRobots"]["enum"] = [True]
     if "render" in properties and not remote.allow_render:
         properties["render"]["enum"] = [False]
+    # No control characters (SubmitRequest refuses them, 422): the schema says so.
+    for string in (
+        *properties.get("pathPrefix", {}).get("anyOf", ()),
+        properties.get("excludePatterns", {}).get("items", {}),
+    ):
+        if string.get("type") == "string":
+            string["pattern"] = _NO_CONTROLS
     for name, sentence in sentences.items():
         prop = properties.get(name)
         if prop is not None:
