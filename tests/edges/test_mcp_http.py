@@ -56,12 +56,18 @@ async def test_malformed_bodies_get_their_json_rpc_error_with_their_id(tmp_path:
         "accept": "application/json, text/event-stream",
         "content-type": "application/json",
     }
-    bodies = ["{oops", '{"jsonrpc":"2.0","id":2}', '{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}']
+    bodies = [
+        "{oops",
+        '{"jsonrpc":"2.0","id":2}',
+        '{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}',
+        "[" * 30_000 + "]" * 30_000,  # under the body cap, too deep for json.loads (was a 500)
+    ]
     async with served_mcp(tmp_path) as endpoint, httpx.AsyncClient() as client:
         answers = [await client.post(endpoint, content=body, headers=headers) for body in bodies]
-    assert [a.status_code for a in answers] == [400, 400, 400]
+    assert [a.status_code for a in answers] == [400, 400, 400, 400]
     assert [(a.json()["id"], a.json()["error"]["code"]) for a in answers] == [
         (None, -32700),
         (2, -32600),
         (None, -32600),
+        (None, -32700),
     ]

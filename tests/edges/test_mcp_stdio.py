@@ -168,6 +168,9 @@ class TestTools:
             ("submit-document", {"url": "http://10.0.0.1/"}, "10.0.0.1 is private"),
             ("submit-document", {"url": f"{site}/missing.html"}, "404"),
             ("get-document", {"id": "nope"}, "no such document"),
+            # The URL asked for is named without its password (it was repeated).
+            ("get-document", {"id": "http://bob:hunter2@a.test/"}, "'http://***@a.test/'"),
+            ("get-document", {"id": "http://bob:hunter2@a.test/#x"}, "'http://***@a.test/#x'"),
             ("get-document", {"id": "nope", "maxBytes": 10}, "maxBytes"),
             ("search-documents", {"query": ""}, "query"),
             ("no-such-tool", {}, "no such tool"),
@@ -178,6 +181,7 @@ class TestTools:
         for result, needle in results:
             assert result.is_error is True
             assert needle in text_of(result)
+            assert "hunter2" not in text_of(result)
         assert alive.is_error is not True
         assert (alive.structured_content or {})["total"] == 0
 
@@ -227,6 +231,7 @@ class TestMalformedLines:
                 await ask('{"jsonrpc":"2.0","id":4,"method":"tools/call","params":"x"}'),
                 await ask('{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}'),
                 await ask('{"jsonrpc":"2.0","id":6,"method":"no/such/method"}'),
+                await ask("[" * 100_000 + "]" * 100_000),  # too deep for json.loads
             ]
             alive = await ask('{"jsonrpc":"2.0","id":7,"method":"ping"}')
         finally:
@@ -242,6 +247,7 @@ class TestMalformedLines:
             (4, -32600),
             (None, -32600),
             (6, -32601),
+            (None, -32700),
         ]
         assert alive == {"jsonrpc": "2.0", "id": 7, "result": {}}
         assert process.returncode == 0

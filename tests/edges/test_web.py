@@ -97,6 +97,18 @@ async def test_crawl_form_errors_name_the_field(
         assert 'value="' + fields["url"] + '"' in answer.text  # the form keeps what was typed
 
 
+async def test_a_refused_url_is_shown_again_without_its_password(tmp_path: Path) -> None:
+    """The form keeps the URL that was typed, but never the password in it."""
+    url = "http://alice:hunter2-secret@a.test/docs/"
+    async with serve_api(tmp_path) as api:
+        form = {"url": url, "csrf": await token(api.client)}
+        answer = await api.client.post("/crawls", data=form)
+    assert answer.status_code == 422
+    assert "credentials" in answer.text
+    assert "hunter2" not in answer.text
+    assert 'value="http://***@a.test/docs/"' in answer.text
+
+
 async def test_document_filters_and_paging(tmp_path: Path) -> None:
     async with serve_api(tmp_path) as api:
         for n in range(30):
@@ -176,3 +188,26 @@ class TestWithAnApiKey:
             done = await api.client.post("/login", data={"csrf": csrf, "key": KEY, "next": target})
             assert done.status_code == 303
             assert done.headers["location"] == "/"
+
+
+@pytest.mark.parametrize(
+    ("path", "status", "said"),
+    [
+        ("/?q=" + "a" * 501, 422, "q: String should have at most 500 characters"),
+        ("/documents?page=99999999999", 422, "page: Input should be less than or equal to"),
+        ("/no/such/page", 404, "Not Found"),
+    ],
+)
+async def test_ui_errors_are_pages_not_json(
+    tmp_path: Path, path: str, status: int, said: str
+) -> None:
+    """A browser on a UI path gets the UI's error page (it got the API's JSON)."""
+    async with serve_api(tmp_path) as api:
+        answer = await api.client.get(path)
+        api_answer = await api.client.get("/api/v1/search", params={"q": "a" * 501})
+    assert answer.status_code == status
+    assert answer.headers["content-type"].startswith("text/html")
+    assert "content-security-policy" in answer.headers
+    assert said in answer.text
+    assert api_answer.status_code == 422
+    assert api_answer.json()["error"]["field"] == "q"  # the API answers JSON as before

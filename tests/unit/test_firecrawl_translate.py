@@ -40,6 +40,9 @@ class TestScrapeOptions:
             ({"headers": {"Authorization": "Bearer x"}}, "headers.Authorization: "),
             ({"headers": {"Host": "evil"}}, "headers.Host: "),
             ({"headers": {"Accept-Language": "de\r\nX: y"}}, "line breaks"),
+            # aiohttp refused these with a ValueError: a 500 naming its internals
+            ({"headers": {"Accept-Language": "de\x01"}}, "headers.Accept-Language: control"),
+            ({"headers": {"DNT": "\x00"}}, "headers.DNT: control"),
             ({"excludeTags": ["p >"]}, "excludeTags: 'p >' is not a CSS selector"),
         ],
     )

@@ -33,6 +33,11 @@ from sitelore.server.host_guard import HostPolicy, host_address
         ("127.0.0.1", "192.168.1.5:8000", False),
         ("127.0.0.1", "", False),
         ("127.0.0.1", None, False),
+        # A port that is no port: the host before it is not what the client named.
+        ("127.0.0.1", "127.0.0.1:8000@evil.example", False),
+        ("127.0.0.1", "[::1]evil.example", False),
+        ("127.0.0.1", "localhost:\uff18\uff10", False),  # full-width digits
+        ("127.0.0.1", "127.0.0.1:", True),
         # A specific non-loopback bind: its own address only (and listed names).
         ("192.0.2.7", "192.0.2.7:8000", True),
         ("192.0.2.7", "127.0.0.1:8000", False),

@@ -103,6 +103,10 @@ class TestJobLife:
         assert job.summary is run.summary
         resumed = await collect(job.events(after=2))
         assert [e.seq for e in resumed] == [3]
+        assert await collect(job.events(after=3)) == []  # it had the end: nothing more
+        # An id past the end (a garbage Last-Event-ID) still ends with the end event:
+        # an empty stream made an EventSource reconnect for ever.
+        assert [e.seq for e in await collect(job.events(after=10**18))] == [3]
 
     async def test_skips_are_counted_live_then_from_the_summary(self) -> None:
         """A running job says what its crawl skipped so far; an ended one, the summary."""

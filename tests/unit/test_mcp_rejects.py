@@ -24,6 +24,13 @@ PARSE, INVALID = -32700, -32600
         ('{"jsonrpc":"2.0","id":1.5,"method":"ping"}', INVALID, None),
         ("[1, 2]", INVALID, None),
         ('"just a string"', INVALID, None),
+        ("[" * 100_000 + "]" * 100_000, PARSE, None),
+        ('{"jsonrpc":"2.0","id":1,"method":"ping","params":{"a":' + "[" * 50_000, PARSE, None),
+        (
+            '{"jsonrpc":"2.0","id":3,"method":"ping","params":{"a":' + "[" * 400 + "]" * 400 + "}}",
+            INVALID,
+            3,
+        ),
     ],
 )
 def test_malformed_lines_get_their_error(line: str, code: int, request_id: object) -> None:

@@ -48,7 +48,10 @@ async def test_bodies_of_pages_are_kept_and_headers_added() -> None:
         ({"Authorization": "Bearer x"}, "h.Authorization: "),
         ({"User-Agent": "x"}, "h.User-Agent: "),
         ({"Host": "internal"}, "h.Host: "),
-        ({"Referer": "a\nb"}, "h.Referer: line breaks"),
+        ({"Referer": "a\nb"}, "h.Referer: control characters"),
+        ({"Accept-Language": "a\x00b"}, "h.Accept-Language: control characters"),
+        ({"Accept-Language": "a\x01b"}, "h.Accept-Language: control characters"),
+        ({"Pragma": "a\x7fb"}, "h.Pragma: control characters"),
     ],
 )
 def test_unsafe_headers_are_refused_by_name(headers: dict[str, str], error: str) -> None:

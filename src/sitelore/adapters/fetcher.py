@@ -74,6 +74,7 @@ __all__ = [
     "HttpFetcher",
     "SystemResolver",
     "follow_redirect",
+    "header_problem",
     "redirect_location",
 ]
 
@@ -587,11 +588,24 @@ def _decode(stages: Sequence[_Inflater], data: bytes) -> Iterator[bytes]:
 # ---------------------------------------------------------------- headers and errors
 
 
+#: What a header line may not hold (RFC 9110 5.5): the C0 controls but tab, and DEL.
+#: aiohttp refuses the same set with a bare ValueError when it writes the request.
+_FORBIDDEN_IN_HEADER = frozenset(chr(c) for c in (*range(0x09), *range(0x0A, 0x20), 0x7F))
+
+
+def header_problem(name: str, value: str) -> str | None:
+    """Why a request header cannot be sent as given (control characters), or None."""
+    if not name or not _FORBIDDEN_IN_HEADER.isdisjoint(name + value):
+        return "control characters (line breaks, NUL, ...) are not allowed in a header"
+    return None
+
+
 def _request_headers(headers: Mapping[str, str] | None, user_agent: str) -> dict[str, str]:
     sent: dict[str, str] = {}
     for name, value in (headers or {}).items():
-        if any(ch in name + value for ch in "\r\n\0"):
-            raise UsageError(f"header {name!r}: line breaks and NULs are not allowed")
+        problem = header_problem(name, value)
+        if problem is not None:
+            raise UsageError(f"header {name!r}: {problem}")
         if name.lower() not in _RESERVED_HEADERS:
             sent[name] = value
     sent["User-Agent"] = user_agent

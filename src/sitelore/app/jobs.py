@@ -110,8 +110,10 @@ class Job:
     ) -> AsyncGenerator[JobEvent | None, None]:
         """Yield events with ``seq > after`` as they happen, ending after the final one.
 
-        With ``heartbeat``, yields ``None`` after that many seconds without an event
-        (so a stream can send a keep-alive).
+        An ``after`` past the final event (no id this job gave) still gets the final one
+        once the job has ended, so every stream ends with it. With ``heartbeat``, yields
+        ``None`` after that many seconds without an event (so a stream can send a
+        keep-alive).
         """
         seen = max(0, after)
         while True:
@@ -120,6 +122,8 @@ class Job:
                 seen += 1
                 yield event
             if self.finished:
+                if seen > len(self._events):
+                    yield self._events[-1]
                 return
             try:
                 await asyncio.wait_for(self._changed.wait(), heartbeat)

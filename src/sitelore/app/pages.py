@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator, Callable, Mapping
 from datetime import timedelta
 from typing import TYPE_CHECKING, Unpack
 
+from sitelore.adapters.fetcher import header_problem
 from sitelore.app.bootstrap import Runtime
 from sitelore.app.service import PageFailedError, submit_page
 from sitelore.core.errors import ErrorKind, UsageError
@@ -54,8 +55,9 @@ def check_headers(field: str, headers: Mapping[str, str]) -> dict[str, str]:
         if key not in SAFE_HEADERS:
             allowed = ", ".join(sorted(SAFE_HEADERS))
             raise UsageError(f"{field}.{name}: not a header this server sends (allowed: {allowed})")
-        if "\r" in value or "\n" in value:
-            raise UsageError(f"{field}.{name}: line breaks are not allowed in a header value")
+        problem = header_problem(name, value)
+        if problem is not None:
+            raise UsageError(f"{field}.{name}: {problem}")
         out[key] = value
     return out
 

@@ -38,6 +38,7 @@ from sitelore.core.errors import (
     UnsupportedContentTypeError,
     UsageError,
 )
+from sitelore.core.guard import redact_url
 from sitelore.core.linkstyle import LinkStyle, restyle_links
 from sitelore.core.models import CrawlSummary, PageError, PageOutcome, SearchHit, StoredDocument
 from sitelore.core.options import CrawlOptions
@@ -181,11 +182,17 @@ async def single_document(store: Store, summary: CrawlSummary) -> StoredDocument
     return await get_document(store, page.document_id)
 
 
+def _no_such_document(id_or_url: str) -> NotFoundError:
+    """The error naming a document that is not stored: a URL asked for is shown without
+    its userinfo (a caller's password is never repeated), clipped."""
+    return NotFoundError(f"document {redact_url(id_or_url)!r}: no such document in the store")
+
+
 async def get_document(store: Store, id_or_url: str) -> StoredDocument:
     """One document by id or URL; NotFoundError when there is none."""
     doc = await store.get(id_or_url)
     if doc is None:
-        raise NotFoundError(f"document {id_or_url!r}: no such document in the store")
+        raise _no_such_document(id_or_url)
     return doc
 
 
@@ -202,7 +209,7 @@ async def get_document_at(store: Store, id_or_url: str) -> tuple[StoredDocument,
         doc = await store.get(base)
         if doc is not None:
             return doc, fragment
-    raise NotFoundError(f"document {id_or_url!r}: no such document in the store")
+    raise _no_such_document(id_or_url)
 
 
 def searcher(runtime: Runtime) -> SemanticSearch:
@@ -285,7 +292,7 @@ async def list_documents(store: Store, *, limit: int, offset: int) -> DocumentLi
 async def delete_document(store: Store, document_id: str) -> None:
     """Delete one document; NotFoundError when there is none."""
     if not await store.delete(document_id):
-        raise NotFoundError(f"document {document_id!r}: no such document in the store")
+        raise _no_such_document(document_id)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -64,6 +64,8 @@ MAX_URL_LENGTH = 2048
 MAX_OFFSET = 1_000_000_000
 
 _CAP_KEY = "x-hard-cap"
+#: A JSON Schema pattern for text without C0 controls or DEL.
+_NO_CONTROLS = "^[^\\u0000-\\u001f\\u007f]*$"
 
 
 class SubmitRequest(CrawlOptions):
@@ -78,7 +80,8 @@ class SubmitRequest(CrawlOptions):
     are not booleans (422 naming the field); an integer is still a valid number of
     seconds and, as in JSON Schema, ``10.0`` a valid integer. Arrays are read as the
     tuples the options hold. Text must be valid Unicode (no lone surrogates, which
-    JSON's ``\\ud800`` escapes can carry), so nothing fails later when it is stored.
+    JSON's ``\\ud800`` escapes can carry), and ``pathPrefix`` and ``excludePatterns``
+    hold no control characters, so nothing fails later when it is stored.
     """
 
     model_config = ConfigDict(strict=True)
@@ -112,6 +115,16 @@ class SubmitRequest(CrawlOptions):
         for text in value if isinstance(value, tuple) else (value,):
             if isinstance(text, str) and not _encodes(text):
                 raise ValueError("not valid Unicode text (a lone surrogate)")
+        return value
+
+    @field_validator("path_prefix", "exclude_patterns")
+    @classmethod
+    def _no_controls(cls, value: Any) -> Any:
+        # No URL the crawl compares them with holds a control character (they are
+        # escaped), and PostgreSQL cannot store NUL in the job's record.
+        for text in value if isinstance(value, tuple) else (value,):
+            if isinstance(text, str) and any(ch < " " or ch == "\x7f" for ch in text):
+                raise ValueError("control characters (NUL, line breaks, ...) are not allowed")
         return value
 
     def crawl_options(self) -> CrawlOptions:
@@ -264,6 +277,13 @@ def annotate_request_schema(
         properties["respectRobots"]["enum"] = [True]
     if "render" in properties and not remote.allow_render:
         properties["render"]["enum"] = [False]
+    # No control characters (SubmitRequest refuses them, 422): the schema says so.
+    for string in (
+        *properties.get("pathPrefix", {}).get("anyOf", ()),
+        properties.get("excludePatterns", {}).get("items", {}),
+    ):
+        if string.get("type") == "string":
+            string["pattern"] = _NO_CONTROLS
     for name, sentence in sentences.items():
         prop = properties.get(name)
         if prop is not None:

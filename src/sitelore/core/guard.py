@@ -57,6 +57,7 @@ __all__ = [
     "parse_resolve_entry",
     "redact_url",
     "resolve_problem",
+    "without_userinfo",
 ]
 
 _IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
@@ -327,11 +328,23 @@ def redact_url(text: str) -> str:
     >>> redact_url("http:\\\\alice:pw@example.com/x")
     'http:\\\\***@example.com/x'
     """
-    span = _userinfo_span(text)
-    if span is not None:
-        text = f"{text[: span[0]]}***@{text[span[1] :]}"
-    shown = _CONTROL.sub("?", text)
+    shown = _CONTROL.sub("?", without_userinfo(text))
     return shown if len(shown) <= _REDACTED_MAX else shown[: _REDACTED_MAX - 3] + "..."
+
+
+def without_userinfo(text: str) -> str:
+    """``text`` with what :func:`redact_url` takes for userinfo as ``***``, nothing else changed.
+
+    For a URL a caller sent that is shown back to them (a form filled in again, a list
+    of the URLs refused): the rest stays as typed.
+
+    >>> without_userinfo("http://alice:pw@example.com/x"), without_userinfo("http://a.test/")
+    ('http://***@example.com/x', 'http://a.test/')
+    """
+    span = _userinfo_span(text)
+    if span is None:
+        return text
+    return f"{text[: span[0]]}***@{text[span[1] :]}"
 
 
 def _userinfo_span(text: str) -> tuple[int, int] | None:

@@ -119,15 +119,29 @@ class CrawlOptions(BaseModel):
             description="Globs on the whole URL, or on its path if one starts with /; any case.",
         ),
     ] = ()
+    # Finite numbers only: JSON's 1e999 reads as infinity, which no answer can show
+    # (``clamped`` said ``requested: null``), and NaN passes every comparison.
     delay: Annotated[
-        float, Field(ge=0, le=60, description="Minimum seconds between requests to one origin.")
+        float,
+        Field(
+            ge=0,
+            le=60,
+            allow_inf_nan=False,
+            description="Minimum seconds between requests to one origin.",
+        ),
     ] = DEFAULT_DELAY
     concurrency: Annotated[int, Field(ge=1, description="Requests in flight overall.")] = 4
     respect_robots: Annotated[
         bool, Field(alias="respectRobots", description="Obey robots.txt (false: never fetch it).")
     ] = True
     deadline_seconds: Annotated[
-        float, Field(gt=0, alias="deadlineSeconds", description="Whole-crawl wall clock.")
+        float,
+        Field(
+            gt=0,
+            allow_inf_nan=False,
+            alias="deadlineSeconds",
+            description="Whole-crawl wall clock.",
+        ),
     ] = 600.0
     render: Annotated[
         bool,

@@ -79,7 +79,8 @@ from sitelore.server.firecrawl.answers import PREFIX as FIRECRAWL_PREFIX
 from sitelore.server.firecrawl.answers import refusal
 from sitelore.server.firecrawl.routes import firecrawl_router
 from sitelore.server.host_guard import HostGuard, HostPolicy
-from sitelore.server.web import mount_ui
+from sitelore.server.web import error_page, mount_ui
+from sitelore.server.web.gate import is_ui_path
 
 __all__ = [
     "API_PREFIX",
@@ -159,8 +160,11 @@ def error_detail(exc: BaseException) -> tuple[int, ErrorDetail]:
     )
 
 
-def _error_for(request: Request, status: int, detail: ErrorDetail, **headers: str) -> JSONResponse:
-    """An error in the shape the route's clients read: Firecrawl's under its prefix."""
+def _error_for(request: Request, status: int, detail: ErrorDetail, **headers: str) -> Response:
+    """An error in the shape the route's clients read: Firecrawl's under its prefix, a
+    page of the web UI on its paths (a browser showed the JSON), the API's JSON else."""
+    if is_ui_path(request.url.path):
+        return error_page(request, status, detail.message)
     if request.url.path.startswith(f"{FIRECRAWL_PREFIX}/"):
         body = refusal(detail.code, detail.message)
     else:
@@ -168,16 +172,45 @@ def _error_for(request: Request, status: int, detail: ErrorDetail, **headers: st
     return JSONResponse(body, status_code=status, headers=headers or None)
 
 
-def _validation_detail(exc: RequestValidationError) -> tuple[int, ErrorDetail]:
+def _validation_detail(
+    exc: RequestValidationError, content_type: str | None = None
+) -> tuple[int, ErrorDetail]:
     errors = list(exc.errors())
     first = errors[0] if errors else {"loc": ("body",), "msg": "invalid request"}
     loc = [str(part) for part in first.get("loc", ())]
     field = ".".join(loc[1:]) if len(loc) > 1 else (loc[0] if loc else "body")
     if first.get("type") == "json_invalid":
         return 400, ErrorDetail(code="invalid-json", message="body: not valid JSON", field="body")
+    if loc == ["body"] and content_type is not None and not _is_json_type(content_type):
+        # FastAPI reads only a JSON media type as JSON: the rest is bytes, "not an object".
+        shown = content_type.split(";")[0].strip()[:100]
+        message = f"body: sent as {shown!r}; send JSON with Content-Type: application/json"
+        return 422, ErrorDetail(code="validation", message=message, field="body")
     others = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
     message = f"{field}: {first.get('msg', 'invalid')}{others}"
     return 422, ErrorDetail(code="validation", message=message, field=field)
+
+
+def _unreadable_body(exc: StarletteHTTPException) -> ErrorDetail | None:
+    """The JSON error for a body FastAPI could not parse, else None.
+
+    FastAPI answers a body that is no JSON text its parser can read, other than a syntax
+    error, with a bare 400 "There was an error parsing the body" (code ``http``, no
+    field): arrays nested deeper than the parser recurses, bytes that are not UTF-8.
+    """
+    cause = exc.__cause__
+    if exc.status_code != 400 or not isinstance(cause, ValueError | RecursionError):
+        return None
+    why = "nested too deeply" if isinstance(cause, RecursionError) else "not UTF-8 text"
+    return ErrorDetail(code="invalid-json", message=f"body: not valid JSON ({why})", field="body")
+
+
+def _is_json_type(content_type: str) -> bool:
+    """True for ``application/json`` and ``application/*+json``, with any parameters."""
+    kind = content_type.split(";")[0].strip().lower()
+    return kind == "application/json" or (
+        kind.startswith("application/") and kind.endswith("+json")
+    )
 
 
 _Request = TypeVar("_Request", bound=SubmitRequest)
@@ -343,17 +376,21 @@ def _allowed_methods(app: FastAPI, request: Request) -> list[str]:
 
 
 def _add_error_handlers(app: FastAPI) -> None:
-    async def on_sitelore(request: Request, exc: Exception) -> JSONResponse:
+    async def on_sitelore(request: Request, exc: Exception) -> Response:
         status, detail = error_detail(exc)
         headers = {"retry-after": "30"} if isinstance(exc, BusyError) else {}
         return _error_for(request, status, detail, **headers)
 
-    async def on_validation(request: Request, exc: Exception) -> JSONResponse:
+    async def on_validation(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, RequestValidationError)
-        return _error_for(request, *_validation_detail(exc))
+        content_type = request.headers.get("content-type")
+        return _error_for(request, *_validation_detail(exc, content_type))
 
-    async def on_http(request: Request, exc: Exception) -> JSONResponse:
+    async def on_http(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, StarletteHTTPException)
+        unreadable = _unreadable_body(exc)
+        if unreadable is not None:
+            return _error_for(request, 400, unreadable)
         code = _HTTP_CODES.get(exc.status_code, "http")
         detail = ErrorDetail(code=code, message=str(exc.detail))
         headers = {k.lower(): v for k, v in (exc.headers or {}).items()}
@@ -361,7 +398,7 @@ def _add_error_handlers(app: FastAPI) -> None:
             headers["allow"] = ", ".join(_allowed_methods(app, request))
         return _error_for(request, exc.status_code, detail, **headers)
 
-    async def on_crash(request: Request, exc: Exception) -> JSONResponse:
+    async def on_crash(request: Request, exc: Exception) -> Response:
         log.error("internal error", exc_info=exc)
         return _error_for(request, *error_detail(exc))
 

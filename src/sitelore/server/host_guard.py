@@ -88,7 +88,9 @@ class HostPolicy:
         """True when the ``Host`` header names this server."""
         if value is None:
             return False
-        host, _ = _split_host(value)
+        host, port = _split_host(value)
+        if port and not (port.isascii() and port.isdigit() and len(port) <= 5):
+            return False  # "127.0.0.1:80@evil", "[::1]x": no Host a client means
         listed = {h.strip().lower().rstrip(".") for h in self.allowed_hosts}
         if "*" in listed or host in listed:
             return True

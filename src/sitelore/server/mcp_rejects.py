@@ -7,7 +7,9 @@ forever. Its streamable HTTP transport answers such a body, but with ``id: null`
 answer). Both are wrapped here, not replaced: :func:`serve_stdio` reads stdin itself
 and passes every valid line to the SDK's transport unchanged; :class:`RejectMalformed`
 (ASGI) does the same for POST bodies. The others are answered as JSON-RPC 2.0 says:
-``-32700`` Parse error (id null) for text that is not JSON, ``-32600`` Invalid Request
+``-32700`` Parse error (id null) for text that is not JSON or is nested deeper than
+the parser goes (it raised ``RecursionError``, which ended the stdio server and was a
+500 over HTTP), ``-32600`` Invalid Request
 for the rest, with the request's id when one can be read (else null). Blank stdio
 lines are skipped. Valid messages are the SDK's to answer (unknown methods and bad
 params get their errors there).
@@ -54,6 +56,8 @@ def rejection(line: str) -> types.JSONRPCError | None:
         data: Any = json.loads(line)
     except ValueError:
         return _error(types.PARSE_ERROR, "Parse error: not JSON", None)
+    except RecursionError:  # arrays or objects nested deeper than the parser goes
+        return _error(types.PARSE_ERROR, "Parse error: JSON nested too deeply", None)
     has_id = isinstance(data, dict) and "id" in data
     if message is not None and not (isinstance(message, types.JSONRPCNotification) and has_id):
         return None

@@ -32,6 +32,7 @@ from sitelore.server.firecrawl.translate import Wanted
 __all__ = [
     "PAGE_SIZE",
     "PREFIX",
+    "RETRY_AFTER_SECONDS",
     "JobEndedError",
     "Page",
     "document",
@@ -53,15 +54,18 @@ class JobEndedError(SiteloreError):
     """A cancel asked of a job that has already ended (Firecrawl's 409)."""
 
 
-#: Error class -> Firecrawl's status; the first that matches wins.
-_STATUS: Sequence[tuple[type[BaseException] | tuple[type[BaseException], ...], int]] = (
-    ((BlockedURLError, RobotsRefusedError, RobotsDeniedError), 403),  # refused by policy
-    (JobEndedError, 409),
-    (NotFoundError, 404),
-    (BusyError, 429),
-    (FetchTimeoutError, 408),
-    (UsageError, 400),
+#: Error class -> Firecrawl's status and the code of an error that names no page kind
+#: (the REST API's code for the same class); the first that matches wins.
+_STATUS: Sequence[tuple[type[BaseException] | tuple[type[BaseException], ...], int, str]] = (
+    ((BlockedURLError, RobotsRefusedError, RobotsDeniedError), 403, "blocked"),  # by policy
+    (JobEndedError, 409, "job-ended"),
+    (NotFoundError, 404, "not-found"),
+    (BusyError, 429, "busy"),
+    (FetchTimeoutError, 408, "timeout"),
+    (UsageError, 400, "usage"),
 )
+#: Seconds a client told 429 (every crawl slot taken) waits before asking again.
+RETRY_AFTER_SECONDS = 30
 
 
 def refusal(code: str, message: str) -> dict[str, Any]:
@@ -76,8 +80,11 @@ def error_answer(exc: SiteloreError) -> tuple[int, dict[str, Any]]:
     answered 502, which would fetch the target again.
     """
     klass = exc.error_class if isinstance(exc, PageFailedError) else type(exc)
-    status = next((code for base, code in _STATUS if issubclass(klass, base)), 500)
-    return status, refusal(str(exc.kind or ""), remote_message(exc))
+    status, code = next(
+        ((status, code) for base, status, code in _STATUS if issubclass(klass, base)),
+        (500, "internal"),
+    )
+    return status, refusal(str(exc.kind or code), remote_message(exc))
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -4,8 +4,9 @@
 Markdown is all that was asked, else scrapes through :func:`sitelore.app.pages.scrape`.
 :class:`BatchRunner` scrapes a list of URLs one after another in a task that holds
 one of the server's crawl slots, each page of a site spaced from the one before by the
-operator's delay or the site's Crawl-delay, whichever is longer; the runs live on the
-runner (never at module level) and are cancelled when it closes.
+operator's delay or the site's Crawl-delay, whichever is longer, the whole batch within
+the operator's deadline as a crawl is (what it leaves is an error ``deadline`` per URL);
+the runs live on the runner (never at module level) and are cancelled when it closes.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ log = logging.getLogger(__name__)
 
 
 async def scrape_document(
-    runtime: Runtime, url: str, want: Wanted, delay: float
+    runtime: Runtime, url: str, want: Wanted, delay: float, *, left: float | None = None
 ) -> tuple[dict[str, Any], float]:
     """One page as a Firecrawl document (a stored copy when young enough and sufficient),
     and the site's Crawl-delay seen while fetching it (0 for a stored copy).
@@ -44,7 +45,7 @@ async def scrape_document(
         if stored is not None:
             page = Page(url, stored.url, stored.status, stored=stored, cached=True)
             return document(page, want), 0.0
-    options = scrape_options(want, runtime.settings.limits, delay)
+    options = scrape_options(want, runtime.settings.limits, delay, left=left)
     scraped = await scrape(runtime, url, options, headers=dict(want.headers))
     outcome = scraped.outcome
     page = Page(
@@ -122,24 +123,36 @@ class BatchRunner:
 
     async def _run(self, run: BatchRun) -> None:
         clock = self._runtime.clock
+        deadline = self._runtime.settings.limits.deadline_seconds
+        ends = clock.monotonic() + deadline
         last_origin: str | None = None
         wait = 0.0
+
+        def failed(url: str, code: str, message: str) -> None:
+            run.errors.append(
+                {"id": f"{run.id}-{len(run.errors)}", "url": url, "code": code,
+                 "error": message, "timestamp": clock.now().isoformat()}
+            )  # fmt: skip
+
         try:
-            for url in run.urls:
+            for index, url in enumerate(run.urls):
                 here = origin(url)
                 if here == last_origin and wait > 0:
                     await clock.sleep(wait)
                 last_origin, wait = here, self._delay
+                left = ends - clock.monotonic()
+                if left <= 0:
+                    for rest in run.urls[index:]:
+                        failed(rest, "deadline", f"{rest}: not scraped: the batch reached "
+                               f"this server's deadline ({deadline:g} s)")  # fmt: skip
+                    break
                 try:
                     doc, crawl_delay = await scrape_document(
-                        self._runtime, url, run.want, self._delay
+                        self._runtime, url, run.want, self._delay, left=left
                     )
                 except SiteloreError as exc:
                     _, body = error_answer(exc)
-                    run.errors.append(
-                        {"id": f"{run.id}-{len(run.errors)}", "url": url, "code": body["code"],
-                         "error": body["error"], "timestamp": clock.now().isoformat()}
-                    )  # fmt: skip
+                    failed(url, body["code"], body["error"])
                 else:
                     run.documents.append(doc)
                     wait = max(wait, crawl_delay)

@@ -27,11 +27,13 @@ from sitelore.app.bootstrap import Runtime
 from sitelore.app.jobs import Job, JobManager, JobStatus
 from sitelore.app.pages import KeptBodies, map_urls
 from sitelore.core.errors import ErrorKind, NotFoundError, SiteloreError, UsageError
+from sitelore.core.guard import without_userinfo
 from sitelore.core.options import CrawlOptions
 from sitelore.crawl import CrawlRun
 from sitelore.server.firecrawl.answers import (
     PAGE_SIZE,
     PREFIX,
+    RETRY_AFTER_SECONDS,
     JobEndedError,
     Page,
     document,
@@ -76,7 +78,8 @@ class _AnsweringRoute(APIRoute):
                 return await handler(request)
             except SiteloreError as exc:
                 status, body = error_answer(exc)
-                return JSONResponse(body, status_code=status)
+                busy = {"retry-after": str(RETRY_AFTER_SECONDS)} if status == 429 else None
+                return JSONResponse(body, status_code=status, headers=busy)
             except ValidationError as exc:
                 first = exc.errors()[0]
                 field = ".".join(str(part) for part in first["loc"]) or "body"
@@ -289,6 +292,11 @@ def firecrawl_router(
             raise UsageError("webhook: not supported: poll GET /v2/batch/scrape/{id} instead")
         if request.append_to_id is not None:
             raise UsageError("appendToId: not supported: start a new batch")
+        if len(request.urls) > limits.max_pages:
+            raise UsageError(
+                f"urls: {len(request.urls)} URLs; this server scrapes at most "
+                f"{limits.max_pages} in one batch (its page cap)"
+            )
         want = wanted(request)
         urls: list[str] = []
         invalid: list[str] = []
@@ -298,7 +306,7 @@ def firecrawl_router(
             except UsageError:
                 if not request.ignore_invalid_urls:
                     raise
-                invalid.append(url)
+                invalid.append(without_userinfo(url))  # answered: never a password
             else:
                 urls.append(url)
         run = batches.start(urls, want)

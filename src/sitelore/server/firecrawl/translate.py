@@ -113,9 +113,14 @@ def wanted(options: ScrapeOptions, prefix: str = "") -> Wanted:
     )
 
 
-def scrape_options(want: Wanted, limits: Limits, delay: float) -> CrawlOptions:
-    """The one-page crawl of a scrape: the operator's delay, the caller's timeout."""
+def scrape_options(
+    want: Wanted, limits: Limits, delay: float, *, left: float | None = None
+) -> CrawlOptions:
+    """The one-page crawl of a scrape: the operator's delay, the caller's timeout (within
+    ``left`` seconds, what a batch has left of the operator's deadline)."""
     deadline = min(want.timeout_seconds or limits.page_timeout_seconds, limits.deadline_seconds)
+    if left is not None:
+        deadline = min(deadline, left)
     return CrawlOptions(
         max_pages=1, max_depth=0, concurrency=1, delay=delay, deadline_seconds=deadline
     )

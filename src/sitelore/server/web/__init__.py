@@ -26,7 +26,7 @@ from sitelore.server.web.gate import SESSION_COOKIE, UIGate, cookie_header, sess
 from sitelore.server.web.sources import source_routes
 from sitelore.server.web.views import CsrfError, Pages, read_form, redirect
 
-__all__ = ["mount_ui"]
+__all__ = ["error_page", "mount_ui"]
 
 _STATIC = Path(__file__).parent / "static"
 _SESSION_SECONDS = 7 * 24 * 3600
@@ -58,6 +58,19 @@ def mount_ui(
         return pages.render(request, "error.html", context, status=403)
 
     app.add_exception_handler(CsrfError, on_csrf)
+    app.state.ui_pages = pages
+
+
+_HEADINGS = {404: "Not found", 405: "Not found", 422: "Not understood"}
+
+
+def error_page(request: Request, status: int, message: str) -> Response:
+    """The UI's page for an error the app's handlers answer on a UI path (a query
+    parameter out of range, a path no page has, a crash), in place of the API's JSON."""
+    pages: Pages = request.app.state.ui_pages
+    heading = _HEADINGS.get(status, "Something went wrong" if status >= 500 else "Refused")
+    context = {"heading": heading, "message": message}
+    return pages.render(request, "error.html", context, status=status)
 
 
 def _safe_next(target: str) -> str:

@@ -24,6 +24,7 @@ from sitelore.app.bootstrap import Runtime
 from sitelore.app.jobs import Job, JobManager
 from sitelore.app.wire import CrawlJobRequest, RemoteOptionError, RemotePolicy
 from sitelore.core.errors import NotFoundError, SiteloreError
+from sitelore.core.guard import without_userinfo
 from sitelore.core.models import PageOutcome, SkipReason
 from sitelore.server.web.views import Pages, read_form, redirect
 
@@ -196,7 +197,9 @@ def crawl_routes(
     async def start(request: Request) -> Response:
         form = await read_form(request)
         ticked = {f.name: f.name in form for f in FIELDS if f.kind == "bool"}
-        shown = {**_defaults(remote), **form, **ticked}
+        # The URL as typed, but never its password (a refused URL is shown again).
+        url = without_userinfo(form.get("url", ""))
+        shown = {**_defaults(remote), **form, **ticked, "url": url}
         try:
             body = CrawlJobRequest.model_validate(parse_crawl_form(form))
             _, admitted = remote.admit(body)
