@@ -8,7 +8,8 @@ made absolute (only http(s) and mailto links are kept as links), and the text of
 links is marked so that it cannot inject Markdown. Code text is sacred: each
 ``<pre>`` is rebuilt from its whole text, so no markup inside it (highlighter
 spans, links, line breaks) can change or drop a character. Text outside code that
-looks like HTML (``<T>``) or would start an image (``!`` before a link) is escaped.
+Markdown would read as markup is escaped: ``<T>`` (HTML), ``!`` before a link (an
+image), and a ``]`` followed by ``(``, ``[`` or ``:`` (text spelling a link).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from selectolax.lexbor import LexborHTMLParser, LexborNode
 from sitelore.core.convert._anchors import mark_heading_ids, unmark_heading_ids
 from sitelore.core.convert._codetables import fill_slots, slot_code_tables
 from sitelore.core.convert._structure import prepare_structure, unwrap_layout_tables
-from sitelore.core.convert._tree import classes, move_children, within
+from sitelore.core.convert._tree import MARKUP_CLOSE, MARKUP_OPEN, classes, move_children, within
 from sitelore.core.fences import closes_fence, opening_fence
 from sitelore.core.links import LinkCache, link_resolver
 
@@ -62,11 +63,20 @@ _LINK_TEXT_MARKERS = {"[": "\ue000", "]": "\ue001", "<": "\ue002", ">": "\ue003"
 _MARK_TABLE = str.maketrans({c: m for c, m in _LINK_TEXT_MARKERS.items() if c != "!"})
 #: Marker -> the escaped character it stands for (str.replace per marker is far faster
 #: than str.translate with a dict on a whole page).
-_UNMARK = tuple((m, "\\" + c) for c, m in _LINK_TEXT_MARKERS.items())
+_UNMARK = (
+    *((m, "\\" + c) for c, m in _LINK_TEXT_MARKERS.items()),
+    (MARKUP_OPEN, "["),
+    (MARKUP_CLOSE, "]"),
+)
 _ANGLE_MARK = str.maketrans({"<": _LINK_TEXT_MARKERS["<"]})
 #: A paragraph holding only this keeps two adjacent block quotes apart.
 _QUOTE_BREAK = "\ue010"
 _NEEDS_MARKING = re.compile(r"[\[\]<>*_`]")
+#: A ``]`` that would close a link's text: followed by ``(`` (inline link or image),
+#: ``[`` (reference link) or ``:`` (reference definition).
+_LINK_CLOSE = re.compile(r"\](?=[(\[:])")
+_LINK_FOLLOWERS = frozenset("([:")
+_CLOSE_MARK = _LINK_TEXT_MARKERS["]"]
 #: A thematic break at the very start or end: a rule that framed the page's navigation.
 _LEADING_RULE = "---\n\n"
 _TRAILING_RULE = "\n\n---"
@@ -268,24 +278,41 @@ def _to_markdown(html: str) -> str:
 
 
 def _escape_text(content: LexborNode) -> None:
-    """Escape ``<`` in text outside code, and a ``!`` that would turn a link into an image."""
+    """Escape text outside code that Markdown would read as markup.
+
+    ``<`` (it would start HTML), a ``!`` that would turn a link into an image, and a
+    ``]`` that closes a link's text (``](``, ``][``, ``]:``), so that a page whose text
+    spells ``[x](javascript:...)`` or ``![](https://tracker/)`` stays that text and
+    never becomes a link or an image in a Markdown renderer; the ``]`` may end one
+    text node and the ``(`` start the next (``[x]<span>(...)</span>``).
+    """
     whole = content.text(deep=True)
-    if "<" not in whole and "!" not in whole:
+    brackets = _LINK_CLOSE.search(whole) is not None
+    if "<" not in whole and "!" not in whole and not brackets:
         return  # most pages: one native pass instead of a Python walk of every node
-    found: list[tuple[LexborNode, str]] = []
+    found: dict[int, tuple[LexborNode, str]] = {}
+    previous: tuple[LexborNode, str] | None = None  # the last text node outside code
     for node in content.traverse(include_text=True):
-        if node.tag != "-text":
+        if node.tag != "-text" or within(node, _CODE_TAGS, content):
             continue
         text = node.text_content or ""
-        angle = "<" in text
-        bang = text.endswith("!") and node.next is not None and node.next.tag == "a"
-        if (angle or bang) and not within(node, _CODE_TAGS, content):
-            if angle:
-                text = text.translate(_ANGLE_MARK)
-            if bang:
-                text = text[:-1] + _LINK_TEXT_MARKERS["!"]
-            found.append((node, text))
-    for node, text in found:
+        if not text:
+            continue
+        marked = text
+        if "<" in marked:
+            marked = marked.translate(_ANGLE_MARK)
+        if marked.endswith("!") and node.next is not None and node.next.tag == "a":
+            marked = marked[:-1] + _LINK_TEXT_MARKERS["!"]
+        if brackets and "]" in marked:
+            marked = _LINK_CLOSE.sub(_CLOSE_MARK, marked)
+        if brackets and previous is not None and marked[0] in _LINK_FOLLOWERS:
+            before, shown = previous
+            if shown.endswith("]"):
+                found[id(before)] = (before, shown[:-1] + _CLOSE_MARK)
+        if marked != text:
+            found[id(node)] = (node, marked)
+        previous = found.get(id(node), (node, marked))
+    for node, text in found.values():
         node.replace_with(text)
 
 

@@ -38,6 +38,8 @@ import re
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 from sitelore.core.convert._tree import (
+    MARKUP_CLOSE,
+    MARKUP_OPEN,
     classes,
     move_children,
     remove_outermost,
@@ -284,7 +286,7 @@ def _prepare_footnotes(tree: LexborHTMLParser, content: LexborNode) -> None:
     for ref in content.css(_FOOTNOTE_REFS):
         label = _label(ref.text(deep=True))
         if label:
-            ref.replace_with(f"[^{label}]")
+            ref.replace_with(f"{MARKUP_OPEN}^{label}{MARKUP_CLOSE}")
     for note in notes:
         if note.parent is None:
             continue
@@ -305,7 +307,7 @@ def _prepare_footnotes(tree: LexborHTMLParser, content: LexborNode) -> None:
             backrefs.decompose()
         text = squashed_text(body)
         para = tree.create_node("p")
-        para.insert_child(f"[^{label}]: {text}")
+        para.insert_child(f"{MARKUP_OPEN}^{label}{MARKUP_CLOSE}: {text}")
         if note.tag == "dt":
             body.decompose()
         note.insert_before(para, move=True)

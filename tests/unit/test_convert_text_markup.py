@@ -1,0 +1,97 @@
+"""Page text that spells Markdown links or images stays text after conversion.
+
+A page may show the characters ``[x](javascript:alert(1))`` or ``![](https://tracker/)``
+as prose (release notes written in Markdown, a tutorial about Markdown, a hostile
+page). Written to the Markdown unescaped, any renderer would turn them into a live
+link or an image fetched on view. Each case is rendered with a CommonMark parser
+(markdown-it-py, the web UI's) and must hold no link or image the page did not make;
+the links and footnotes the page did make must still work.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
+
+from sitelore.core.convert import DocumentConverter
+
+_URL = "https://docs.test/page.html"
+
+
+def _markdown(body: str) -> str:
+    html = f"<html><head><title>T</title></head><body><main><h1>T</h1>{body}</main></body></html>"
+    return DocumentConverter()(html.encode(), "text/html; charset=utf-8", _URL, None).markdown
+
+
+def _targets(markdown: str) -> list[str]:
+    """Every link href and image src a CommonMark renderer makes of ``markdown``."""
+    found: list[str] = []
+
+    def walk(tokens: list[Token]) -> None:
+        for token in tokens:
+            if token.type == "link_open":
+                found.append(str(token.attrs.get("href")))
+            elif token.type == "image":
+                found.append(str(token.attrs.get("src")))
+            walk(token.children or [])
+
+    walk(MarkdownIt("commonmark").parse(markdown))
+    return found
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "<p>Click [x](javascript:alert(1)) now.</p>",
+        "<p>![pixel](https://tracker.test/p.png)</p>",
+        "<p>Split [x]<span>(https://evil.test/)</span> across nodes.</p>",
+        "<p>Split [x]<b></b>(https://evil.test/) by an empty element.</p>",
+        "<p>[label][ref]</p><p>[ref]: https://evil.test/</p>",
+        "<p>[ref]: https://evil.test/ </p><p>[ref]</p>",
+        "<ul><li>[a](https://evil.test/a)</li><li>([b](https://evil.test/b))</li></ul>",
+        "<table><tr><th>h</th></tr><tr><td>[c](https://evil.test/c)</td></tr></table>",
+        "<p>Footnote-like [^x](https://evil.test/f) text.</p>",
+        "<blockquote><p>[q](https://evil.test/q)</p></blockquote>",
+    ],
+)
+def test_text_spelling_a_link_or_image_renders_as_text(body: str) -> None:
+    markdown = _markdown(body)
+    assert _targets(markdown) == [], markdown
+
+
+@pytest.mark.parametrize(
+    ("body", "targets", "shown"),
+    [
+        # A real link keeps working; brackets in its text are its text.
+        ("<p><a href='/a'>[a](b)</a></p>", ["https://docs.test/a"], "[a](b)"),
+        # A "!" before a real link is text, not an image.
+        ("<p>Wow!<a href='/w'>w</a></p>", ["https://docs.test/w"], "Wow!w"),
+        # Brackets that close no link text are left alone.
+        ("<p>a[i] = b[j] and [see below]</p>", [], "a[i] = b[j] and [see below]"),
+    ],
+)
+def test_markup_the_page_made_still_renders(body: str, targets: list[str], shown: str) -> None:
+    markdown = _markdown(body)
+    assert _targets(markdown) == targets
+    rendered = MarkdownIt("commonmark").render(markdown)
+    assert shown in re.sub(r"<[^>]*>", "", rendered)
+
+
+def test_brackets_in_code_are_never_escaped() -> None:
+    markdown = _markdown("<pre><code>x = [a](b)</code></pre><p>Use <code>m[0](x)</code>.</p>")
+    assert "x = [a](b)" in markdown
+    assert "`m[0](x)`" in markdown
+
+
+def test_footnotes_the_converter_writes_stay_footnotes() -> None:
+    body = (
+        "<p>Cited<a class='footnote-reference' href='#f1' id='r1'>[1]</a>.</p>"
+        "<aside class='footnote' id='f1'><span class='label'>"
+        "<a role='doc-backlink' href='#r1'>1</a></span><p>The note.</p></aside>"
+    )
+    markdown = _markdown(body)
+    assert "Cited[^1]." in markdown
+    assert "[^1]: The note." in markdown
