@@ -1,11 +1,12 @@
-"""Page text that spells Markdown links or images stays text after conversion.
+"""Page text that spells Markdown links or images, or holds the converter's marks, stays text.
 
 A page may show the characters ``[x](javascript:alert(1))`` or ``![](https://tracker/)``
 as prose (release notes written in Markdown, a tutorial about Markdown, a hostile
 page). Written to the Markdown unescaped, any renderer would turn them into a live
 link or an image fetched on view. Each case is rendered with a CommonMark parser
 (markdown-it-py, the web UI's) and must hold no link or image the page did not make;
-the links and footnotes the page did make must still work.
+the links and footnotes the page did make must still work. Text holding the
+characters the converter's passes use as marks (``_marks``) is never read as one.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import pytest
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-from sitelore.core.convert import DocumentConverter
+from sitelore.core.convert import DocumentConverter, _marks
 
 _URL = "https://docs.test/page.html"
 
@@ -95,3 +96,45 @@ def test_footnotes_the_converter_writes_stay_footnotes() -> None:
     markdown = _markdown(body)
     assert "Cited[^1]." in markdown
     assert "[^1]: The note." in markdown
+
+
+_MARKS = (
+    *_marks.LINK_TEXT.values(),
+    _marks.QUOTE_BREAK,
+    _marks.TABLE,
+    _marks.HEADING_ID_OPEN,
+    _marks.HEADING_ID_CLOSE,
+    _marks.MARKUP_OPEN,
+    _marks.MARKUP_CLOSE,
+)
+
+
+def test_marks_are_distinct_noncharacters() -> None:
+    assert len(set(_MARKS)) == len(_MARKS)
+    assert all(len(mark) == 1 and 0xFDD0 <= ord(mark) <= 0xFDEF for mark in _MARKS)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # Each mark alone, and the shapes the passes write (a heading id, a table slot).
+        *_MARKS,
+        f"{_marks.HEADING_ID_OPEN}7{_marks.HEADING_ID_CLOSE}",
+        f"{_marks.TABLE}0{_marks.TABLE}",
+        # Private-use glyphs of icon fonts (Material Icons' "warning" is U+E002).
+        "\ue002 \ue000 \ue001 \ue010 \ue011 \ue020 \ue021 \uf0c1",
+    ],
+)
+def test_text_holding_marks_converts_as_text(text: str) -> None:
+    body = (
+        f"<p>Before {text} after</p><h2 id='h'>Head {text}</h2>"
+        f"<table><tr><td><pre>x</pre></td><td>y</td></tr></table><pre><code>c {text}</code></pre>"
+    )
+    markdown = _markdown(body)
+    shown = "".join(ch for ch in text if not 0xFDD0 <= ord(ch) <= 0xFDEF)
+    lines = [" ".join(line.split()) for line in markdown.split("\n")]
+    assert " ".join(f"Before {shown} after".split()) in lines
+    assert " ".join(f"## Head {shown} {{#h}}".split()) in lines
+    assert " ".join(f"c {shown}".split()) in lines
+    assert "<table>" in markdown  # the code table's slot was filled
+    assert not any(mark in markdown for mark in _MARKS)

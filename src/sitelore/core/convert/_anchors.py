@@ -15,13 +15,13 @@ import re
 
 from selectolax.lexbor import LexborNode
 
+from sitelore.core.convert._marks import HEADING_ID_CLOSE, HEADING_ID_OPEN
+
 __all__ = ["mark_heading_ids", "unmark_heading_ids"]
 
 _HEADINGS = "h1, h2, h3, h4, h5, h6"
 _HEADING_TAGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
-# Private-use characters no other converter step uses (_markdown and _codetables take
-# U+E000 to U+E011).
-_MARKER = re.compile("[ \t]*\ue020([0-9]+)\ue021")
+_MARKER = re.compile(f"[ \t]*{HEADING_ID_OPEN}([0-9]+){HEADING_ID_CLOSE}")
 _ID_OK = re.compile(r"^[^\s{}#\\]{1,256}$")
 #: Empty elements that name the heading after them.
 _ANCHOR_TAGS = frozenset({"a", "span"})
@@ -81,7 +81,7 @@ def mark_heading_ids(content: LexborNode) -> list[str]:
     for heading in content.css(_HEADINGS):
         found = _heading_id(heading)
         if found is not None and heading.text(deep=True).strip():
-            heading.insert_child(f"\ue020{len(ids)}\ue021")
+            heading.insert_child(f"{HEADING_ID_OPEN}{len(ids)}{HEADING_ID_CLOSE}")
             ids.append(found)
     return ids
 
@@ -94,7 +94,7 @@ def unmark_heading_ids(markdown: str, ids: list[str]) -> str:
 
     lines = markdown.split("\n")
     for number, line in enumerate(lines):
-        if "\ue020" not in line:
+        if HEADING_ID_OPEN not in line:
             continue
         # "**#### x**" is a heading too (html-to-markdown's form inside <summary>).
         if not line.lstrip("*").startswith("#"):

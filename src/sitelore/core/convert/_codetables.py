@@ -13,14 +13,13 @@ from collections.abc import Callable
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
+from sitelore.core.convert._marks import TABLE
 from sitelore.core.convert._tree import outermost
 from sitelore.core.rawhtml import table_tag
 
 __all__ = ["fill_slots", "slot_code_tables"]
 
-#: Wraps the number of a table written as HTML.
-_TABLE_MARK = "\ue011"
-_TABLE_SLOT = re.compile(r"^([ >]*)" + _TABLE_MARK + r"(\d+)" + _TABLE_MARK + r"[ \t]*$", re.M)
+_TABLE_SLOT = re.compile(r"^([ >]*)" + TABLE + r"(\d+)" + TABLE + r"[ \t]*$", re.M)
 
 
 def _html_table(table: LexborNode, to_markdown: Callable[[str], str]) -> str:
@@ -60,7 +59,7 @@ def slot_code_tables(
     ]
     for table in outermost(tables, content):
         slot = tree.create_node("p")
-        slot.insert_child(f"{_TABLE_MARK}{len(written)}{_TABLE_MARK}")
+        slot.insert_child(f"{TABLE}{len(written)}{TABLE}")
         written.append(_html_table(table, to_markdown))
         table.insert_before(slot, move=True)
         table.decompose()

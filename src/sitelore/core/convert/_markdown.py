@@ -26,8 +26,9 @@ from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 from sitelore.core.convert._anchors import mark_heading_ids, unmark_heading_ids
 from sitelore.core.convert._codetables import fill_slots, slot_code_tables
+from sitelore.core.convert._marks import LINK_TEXT, MARKUP_CLOSE, MARKUP_OPEN, QUOTE_BREAK
 from sitelore.core.convert._structure import prepare_structure, unwrap_layout_tables
-from sitelore.core.convert._tree import MARKUP_CLOSE, MARKUP_OPEN, classes, move_children, within
+from sitelore.core.convert._tree import classes, move_children, within
 from sitelore.core.fences import closes_fence, opening_fence
 from sitelore.core.links import LinkCache, link_resolver
 
@@ -56,27 +57,22 @@ _ADMONITION_TITLES = (
     "h3.title, p.title, div.title"
 )
 
-#: Characters of link text replaced by private-use markers before conversion, and
-#: the escaped form each marker becomes afterwards.
-_LINK_TEXT_MARKERS = {"[": "\ue000", "]": "\ue001", "<": "\ue002", ">": "\ue003",
-                      "*": "\ue004", "_": "\ue005", "`": "\ue006", "!": "\ue007"}  # fmt: skip
-_MARK_TABLE = str.maketrans({c: m for c, m in _LINK_TEXT_MARKERS.items() if c != "!"})
+#: Characters of link text replaced by marks before conversion (``_marks``).
+_MARK_TABLE = str.maketrans({c: m for c, m in LINK_TEXT.items() if c != "!"})
 #: Marker -> the escaped character it stands for (str.replace per marker is far faster
 #: than str.translate with a dict on a whole page).
 _UNMARK = (
-    *((m, "\\" + c) for c, m in _LINK_TEXT_MARKERS.items()),
+    *((m, "\\" + c) for c, m in LINK_TEXT.items()),
     (MARKUP_OPEN, "["),
     (MARKUP_CLOSE, "]"),
 )
-_ANGLE_MARK = str.maketrans({"<": _LINK_TEXT_MARKERS["<"]})
-#: A paragraph holding only this keeps two adjacent block quotes apart.
-_QUOTE_BREAK = "\ue010"
+_ANGLE_MARK = str.maketrans({"<": LINK_TEXT["<"]})
 _NEEDS_MARKING = re.compile(r"[\[\]<>*_`]")
 #: A ``]`` that would close a link's text: followed by ``(`` (inline link or image),
 #: ``[`` (reference link) or ``:`` (reference definition).
 _LINK_CLOSE = re.compile(r"\](?=[(\[:])")
 _LINK_FOLLOWERS = frozenset("([:")
-_CLOSE_MARK = _LINK_TEXT_MARKERS["]"]
+_CLOSE_MARK = LINK_TEXT["]"]
 #: A thematic break at the very start or end: a rule that framed the page's navigation.
 _LEADING_RULE = "---\n\n"
 _TRAILING_RULE = "\n\n---"
@@ -252,7 +248,7 @@ def _separate_quotes(tree: LexborHTMLParser, content: LexborNode) -> None:
             previous = previous.prev
         if previous is not None and previous.tag == "blockquote":
             para = tree.create_node("p")
-            para.insert_child(_QUOTE_BREAK)
+            para.insert_child(QUOTE_BREAK)
             quote.insert_before(para, move=True)
 
 
@@ -274,7 +270,7 @@ def _to_markdown(html: str) -> str:
     for marker, escaped in _UNMARK:
         if marker in markdown:
             markdown = markdown.replace(marker, escaped)
-    return markdown.replace(_QUOTE_BREAK, "")
+    return markdown.replace(QUOTE_BREAK, "")
 
 
 def _escape_text(content: LexborNode) -> None:
@@ -302,7 +298,7 @@ def _escape_text(content: LexborNode) -> None:
         if "<" in marked:
             marked = marked.translate(_ANGLE_MARK)
         if marked.endswith("!") and node.next is not None and node.next.tag == "a":
-            marked = marked[:-1] + _LINK_TEXT_MARKERS["!"]
+            marked = marked[:-1] + LINK_TEXT["!"]
         if brackets and "]" in marked:
             marked = _LINK_CLOSE.sub(_CLOSE_MARK, marked)
         if brackets and previous is not None and marked[0] in _LINK_FOLLOWERS:

@@ -37,9 +37,8 @@ import re
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
+from sitelore.core.convert._marks import MARKUP_CLOSE, MARKUP_OPEN
 from sitelore.core.convert._tree import (
-    MARKUP_CLOSE,
-    MARKUP_OPEN,
     classes,
     move_children,
     remove_outermost,

@@ -8,8 +8,6 @@ from collections.abc import Callable, Collection, Iterable
 from selectolax.lexbor import LexborNode
 
 __all__ = [
-    "MARKUP_CLOSE",
-    "MARKUP_OPEN",
     "classes",
     "is_hidden",
     "link_text_length",
@@ -20,13 +18,6 @@ __all__ = [
     "text_length",
     "within",
 ]
-
-#: Brackets of Markdown syntax a preparation pass writes into the tree as text (footnote
-#: references ``[^1]`` and definitions ``[^1]: ...``). They stand in for ``[`` and
-#: ``]`` until the Markdown is made, so the escaping of the page's own text (a ``]``
-#: that would close a link's text) can tell them from brackets the page wrote.
-MARKUP_OPEN = "\ue030"
-MARKUP_CLOSE = "\ue031"
 
 _HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.IGNORECASE)
 
