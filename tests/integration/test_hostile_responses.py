@@ -26,7 +26,7 @@ from sitelore.core.config import ConvertSettings, Settings
 from sitelore.core.options import CrawlOptions, Limits
 
 GUARD = 60.0
-PATHS = ("/ctrl", "/plain", "/gone", "/busy", "/truncated", "/private", "/after")
+PATHS = ("/ctrl", "/plain", "/gone", "/busy", "/truncated", "/private", "/loop", "/self", "/after")
 #: A page of incompressible text, gzipped, then cut in the middle of its stream.
 _TEXT = random.Random(0).randbytes(6000).hex().encode()
 TRUNCATED = gzip.compress(b"<html><body><main><p>" + _TEXT + b"</p></main></body></html>")[:4000]
@@ -76,6 +76,9 @@ def _site() -> web.Application:
     app.router.add_get("/busy", busy)
     app.router.add_get("/truncated", fixed(TRUNCATED, encoding="gzip"))
     app.router.add_get("/private", fixed(b"<p>private</p>"))
+    app.router.add_get("/loop", hop("/loop-b"))
+    app.router.add_get("/loop-b", hop("/loop"))
+    app.router.add_get("/self", hop("/self"))
     app.router.add_get("/after", fixed(b"<html><body><main><p>After.</p></main></body></html>"))
     # robots.txt five hops away; the operator allows pages one redirect.
     app.router.add_get("/robots.txt", hop("/r1"))
@@ -110,6 +113,7 @@ async def test_hostile_answers_each_get_their_own_outcome(tmp_path: Path) -> Non
     """Typed outcomes for each hostile answer; robots.txt five hops away is obeyed.
 
     Before: /gone was unsupported-content-type (not a 404), /busy was not retried,
+    redirect loops were silent duplicates,
     /truncated was stored half, /ctrl and /plain were stored with their ESC and NUL
     bytes, and /private was crawled (robots.txt past the lowered redirect limit was
     taken as missing: allow all).
@@ -129,6 +133,13 @@ async def test_hostile_answers_each_get_their_own_outcome(tmp_path: Path) -> Non
     assert truncated is not None
     assert "truncated" in truncated.message
     assert "/private" not in pages
+    for loop, last in (("/loop", "/loop-b"), ("/self", "/self")):  # were silent duplicates
+        error = pages[loop].error
+        assert error is not None
+        assert (str(error.kind), error.message) == (
+            "too-many-redirects",
+            f"{base}{last}: redirect loop back to {base}{loop}",
+        )
     assert summary.skipped["robots"] == 1
     assert (kinds["/after"], kinds["/ctrl"], kinds["/plain"]) == (None, None, None)
     for document in stored.values():
