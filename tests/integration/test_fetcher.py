@@ -657,6 +657,40 @@ class TestBodies:
             snapshot = await fetcher.fetch(str(server.make_url("/")), max_bytes=64 * 1024)
         assert (snapshot.status, len(snapshot.body)) == (404, 64 * 1024)
 
+    @pytest.mark.parametrize(
+        ("reply", "said"),
+        [
+            (b"HELLO WORLD\r\n\r\n", "malformed response: Bad status line"),
+            (
+                b"HTTP/1.1 200 OK\r\nContent-Length: 9\r\nContent-Length: 3\r\n\r\n",
+                "malformed response: Duplicate Content-Length",
+            ),
+            (
+                b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nhalf",
+                "malformed or incomplete body: Not enough data",
+            ),
+            (
+                b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n-10\r\nx",
+                "malformed response: Invalid character in chunk size",
+            ),
+        ],
+        ids=["status-line", "two-lengths", "short-body", "negative-chunk"],
+    )
+    async def test_a_malformed_response_is_named_without_aiohttp_s_400(
+        self, reply: bytes, said: str
+    ) -> None:
+        """The server sent no 400: the message says what was wrong with its answer."""
+
+        async def answer(writer: asyncio.StreamWriter) -> None:
+            writer.write(reply)
+            await writer.drain()
+
+        async with listen("127.0.0.1", reply=answer) as server, make_fetcher() as fetcher:
+            with pytest.raises(NetworkError) as info:
+                await fetcher.fetch(f"http://127.0.0.1:{server.port}/")
+        assert said in info.value.message
+        assert "400" not in info.value.message
+
 
 class Flood:
     """A raw reply: ``head``, then ``total`` bytes of ``x`` in 64 KiB writes until cut off.

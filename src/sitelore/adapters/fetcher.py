@@ -49,6 +49,7 @@ from typing import Literal, NamedTuple, Self, TypedDict
 
 import aiohttp
 from aiohttp.abc import AbstractResolver, ResolveResult
+from aiohttp.http_exceptions import HttpProcessingError
 from yarl import URL
 
 from sitelore.adapters.clock import SystemClock
@@ -683,5 +684,12 @@ def _describe(exc: BaseException) -> str:
         return f"could not resolve host ({exc.os_error})"
     if isinstance(exc, aiohttp.ClientConnectorError):
         return f"could not connect ({exc.os_error})"
+    # aiohttp reports a response its parser refuses as a "400" of its own making (the
+    # server never sent one): say what was wrong with the response instead.
+    if isinstance(exc, aiohttp.ClientResponseError):
+        return "malformed response: " + " ".join(exc.message.split())
+    parser = exc.__cause__
+    if isinstance(exc, aiohttp.ClientPayloadError) and isinstance(parser, HttpProcessingError):
+        return "malformed or incomplete body: " + " ".join(parser.message.split())
     text = " ".join(str(exc).split())  # one line: aiohttp quotes raw header lines
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
