@@ -145,6 +145,7 @@ class Call:
     max_bytes: int | None = None
     timeout: float | None = None
     truncate: bool = False
+    max_redirects: int | None = None
 
 
 class FakeFetcher:
@@ -201,8 +202,9 @@ class FakeFetcher:
         check_hop: HopCheck | None = None,
         timeout: float | None = None,
         truncate: bool = False,
+        max_redirects: int | None = None,
     ) -> Snapshot:
-        call = Call(url, dict(headers or {}), max_bytes, timeout, truncate)
+        call = Call(url, dict(headers or {}), max_bytes, timeout, truncate, max_redirects)
         self.calls.append(call)
         self.in_flight += 1
         self.most_in_flight = max(self.most_in_flight, self.in_flight)

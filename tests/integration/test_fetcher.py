@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gzip
+import random
 import socket
 import tracemalloc
 import zlib
@@ -359,6 +360,10 @@ class TestRedirects:
 # ---------------------------------------------------------------- bodies
 
 
+#: The first 500 bytes of a gzip stream of 4000 incompressible bytes.
+TRUNCATED_GZIP = gzip.compress(random.Random(0).randbytes(4000))[:500]
+
+
 def gzip_bomb(size: int = 10 * 1000 * 1000) -> bytes:
     return gzip.compress(b"\0" * size, compresslevel=9)
 
@@ -575,6 +580,116 @@ class TestBodies:
                 await fetcher.fetch(f"http://127.0.0.1:{server.port}/", max_bytes=MiB)
         assert isinstance(info.value, NetworkError | ResponseTooLargeError)
         assert peak() < 4 * MiB
+
+    @pytest.mark.parametrize(
+        "encoding", ["gzip", "deflate", "gzip, gzip"], ids=["gzip", "deflate", "nested"]
+    )
+    async def test_truncated_compressed_body_is_a_network_error(self, encoding: str) -> None:
+        """A compressed body that ends inside its stream is part of a page, never a page.
+
+        Framed honestly (its Content-Length is the bytes sent), so only the inflater can
+        tell: the stream never reached its end. A truncated gzip was returned as a
+        complete 200 (and stored).
+        """
+        page = ("<html><body><p>" + "lorem ipsum dolor " * 2000 + "</p></body></html>").encode()
+        compress: dict[str, Callable[[bytes], bytes]] = {
+            "gzip": gzip.compress,
+            "deflate": zlib.compress,
+        }
+        encoded = page
+        for name in reversed([n.strip() for n in encoding.split(",")]):
+            encoded = compress[name](encoded)
+        cut = encoded[: len(encoded) // 2]
+        head = b"HTTP/1.1 200 OK\r\nContent-Encoding: %s\r\nContent-Length: %d\r\n\r\n"
+
+        async def reply(writer: asyncio.StreamWriter) -> None:
+            writer.write(head % (encoding.encode(), len(cut)) + cut)
+            await writer.drain()
+
+        async with listen("127.0.0.1", reply=reply) as server, make_fetcher() as fetcher:
+            with pytest.raises(NetworkError, match="truncated"):
+                await fetcher.fetch(f"http://127.0.0.1:{server.port}/")
+
+    async def test_empty_gzip_body_is_an_empty_body(self) -> None:
+        """``Content-Encoding: gzip`` on an empty body (a 204, a HEAD-like answer) is no error."""
+        handler = text("", status=204, headers={"Content-Encoding": "gzip"})
+        async with serve({"/": handler}) as server, make_fetcher() as fetcher:
+            snapshot = await fetcher.fetch(str(server.make_url("/")))
+        assert (snapshot.status, snapshot.body) == (204, b"")
+
+    @pytest.mark.parametrize(
+        ("status", "headers", "body"),
+        [
+            (404, {"Content-Encoding": "br"}, b"\x0b\x02\x80gone\x03"),
+            (410, {"Content-Encoding": "gzip"}, b"not gzip at all"),
+            (503, {"Content-Encoding": "zstd", "Retry-After": "7"}, b"(zstd)"),
+            (429, {"Content-Encoding": "gzip", "Retry-After": "7"}, TRUNCATED_GZIP),
+            (500, {"Content-Encoding": "gzip, gzip, gzip"}, b"x"),
+        ],
+        ids=["404-br", "410-corrupt-gzip", "503-zstd", "429-truncated-gzip", "500-three-layers"],
+    )
+    async def test_an_error_answer_keeps_its_status_whatever_its_body(
+        self, status: int, headers: dict[str, str], body: bytes
+    ) -> None:
+        """What a 404 or a 503 means is its status and headers, never its body.
+
+        An error page in an encoding we cannot read was the page's
+        ``unsupported-content-type`` or ``network`` error: a removed page (404) was not
+        seen as removed, and a 503's Retry-After was never honoured.
+        """
+
+        async def handler(request: web.Request) -> web.StreamResponse:
+            return web.Response(body=body, status=status, headers=headers)
+
+        async with serve({"/": handler}) as server, make_fetcher() as fetcher:
+            snapshot = await fetcher.fetch(str(server.make_url("/")))
+        assert (snapshot.status, snapshot.body) == (status, b"")
+        assert snapshot.headers.get("retry-after") == headers.get("Retry-After")
+
+    async def test_an_error_answer_s_body_is_cut_at_the_cap(self) -> None:
+        """A 404 with a body past the cap is still a 404 (its body cut), not too-large."""
+        bomb = gzip_bomb()
+
+        async def handler(request: web.Request) -> web.StreamResponse:
+            return web.Response(body=bomb, status=404, headers={"Content-Encoding": "gzip"})
+
+        async with serve({"/": handler}) as server, make_fetcher() as fetcher:
+            snapshot = await fetcher.fetch(str(server.make_url("/")), max_bytes=64 * 1024)
+        assert (snapshot.status, len(snapshot.body)) == (404, 64 * 1024)
+
+    @pytest.mark.parametrize(
+        ("reply", "said"),
+        [
+            (b"HELLO WORLD\r\n\r\n", "malformed response: Bad status line"),
+            (
+                b"HTTP/1.1 200 OK\r\nContent-Length: 9\r\nContent-Length: 3\r\n\r\n",
+                "malformed response: Duplicate Content-Length",
+            ),
+            (
+                b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nhalf",
+                "malformed or incomplete body: Not enough data",
+            ),
+            (
+                b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n-10\r\nx",
+                "malformed response: Invalid character in chunk size",
+            ),
+        ],
+        ids=["status-line", "two-lengths", "short-body", "negative-chunk"],
+    )
+    async def test_a_malformed_response_is_named_without_aiohttp_s_400(
+        self, reply: bytes, said: str
+    ) -> None:
+        """The server sent no 400: the message says what was wrong with its answer."""
+
+        async def answer(writer: asyncio.StreamWriter) -> None:
+            writer.write(reply)
+            await writer.drain()
+
+        async with listen("127.0.0.1", reply=answer) as server, make_fetcher() as fetcher:
+            with pytest.raises(NetworkError) as info:
+                await fetcher.fetch(f"http://127.0.0.1:{server.port}/")
+        assert said in info.value.message
+        assert "400" not in info.value.message
 
 
 class Flood:

@@ -16,13 +16,14 @@ from collections.abc import AsyncIterator
 
 import pytest
 from aiohttp import web
-from tests.loopback import oversized_robots, redirect, resetting, serve, stalling, text
+from tests.loopback import Handler, oversized_robots, redirect, resetting, serve, stalling, text
 
 from sitelore.adapters.fetcher import HttpFetcher
 from sitelore.core.errors import BlockedURLError
 from sitelore.core.guard import AddressPolicy
+from sitelore.core.options import Limits
 from sitelore.core.robots import RobotsRules, RobotsState, create_robots_policy, is_allowed
-from sitelore.crawl.robots_loader import make_robots_loader
+from sitelore.crawl.robots_loader import crawl_robots_loader, make_robots_loader
 
 UA = "sitelore/0.1 (+https://example.org/bot)"
 LOGGER = "sitelore.crawl.robots_loader"
@@ -153,6 +154,49 @@ class TestServerErrors:
         assert any("--no-robots" in message for message in warnings_from_loader(caplog))
 
 
+class TestUndecodable:
+    """A body in a Content-Encoding the fetcher does not read (br, zstd, three layers)."""
+
+    @pytest.mark.parametrize("encoding", ["br", "zstd", "gzip, gzip, gzip"])
+    async def test_2xx_body_that_cannot_be_decoded_disallows_all(
+        self, fetcher: HttpFetcher, caplog: pytest.LogCaptureFixture, encoding: str
+    ) -> None:
+        """The file exists but its rules are unknown: "undefined", so disallow all.
+
+        RFC 9309 2.3.1.3 allows all only when the server says there is no file (4xx);
+        2.3.1.4 makes a file the crawler cannot have "undefined": complete disallow,
+        as for a corrupt gzip (a network error). It allowed all.
+        """
+        async with serve({"/robots.txt": encoded("User-agent: *\nAllow: /\n", encoding)}) as site:
+            rules = await make_robots_loader(fetcher)(site.origin)
+        assert rules.state is RobotsState.UNREACHABLE
+        assert rules.source.startswith("unreachable (unsupported-content-type: ")
+        assert not is_allowed(rules, site.origin + "/x")
+        assert any("--no-robots" in message for message in warnings_from_loader(caplog))
+
+    @pytest.mark.parametrize(
+        ("status", "state"), [(404, RobotsState.UNAVAILABLE), (503, RobotsState.UNREACHABLE)]
+    )
+    async def test_an_error_status_decides_whatever_its_body(
+        self, fetcher: HttpFetcher, status: int, state: RobotsState
+    ) -> None:
+        """A 404 in br still allows all; a 503 in br still disallows all (it allowed all)."""
+        async with serve({"/robots.txt": encoded("oops", "br", status)}) as site:
+            rules = await make_robots_loader(fetcher)(site.origin)
+        assert rules.state is state
+        assert rules.source.endswith(f"({status})")
+
+
+def encoded(body: str, encoding: str, status: int = 200) -> Handler:
+    """``body`` sent as is, labelled with a Content-Encoding the fetcher does not read."""
+
+    async def handler(request: web.Request) -> web.StreamResponse:
+        headers = {"Content-Encoding": encoding, "Content-Type": "text/plain"}
+        return web.Response(body=body.encode(), status=status, headers=headers)
+
+    return handler
+
+
 class TestRedirects:
     async def test_cross_origin_redirect_followed_and_cached_under_asked_origin(
         self, fetcher: HttpFetcher
@@ -186,6 +230,26 @@ class TestRedirects:
             rules = await make_robots_loader(fetcher)(site.origin)
         assert rules.state is RobotsState.PARSED
         assert not is_allowed(rules, site.origin + "/private/")
+
+    @pytest.mark.parametrize("operator_limit", [0, 2])
+    async def test_five_hops_followed_when_the_operator_allows_fewer(
+        self, operator_limit: int
+    ) -> None:
+        """RFC 9309 2.3.1.2: at least five hops, whatever ``max_redirects`` pages get.
+
+        With the limit lowered, the crawl loader stopped at the operator's limit and took
+        the file as unavailable: allow all, /private/ crawled.
+        """
+        routes = {"/robots.txt": redirect("/r1")}
+        routes.update({f"/r{i}": redirect(f"/r{i + 1}") for i in range(1, 5)})
+        routes["/r5"] = text(ROBOTS)
+        limits = Limits(max_redirects=operator_limit)
+        policy = AddressPolicy(["127.0.0.1"])
+        async with serve(routes) as site, HttpFetcher(policy=policy, limits=limits) as fetcher:
+            rules = await crawl_robots_loader(fetcher, limits, UA)(site.origin)
+        assert rules.state is RobotsState.PARSED
+        assert not is_allowed(rules, site.origin + "/private/")
+        assert len(site.requests) == 6
 
     async def test_too_many_redirects_allow_all(
         self, fetcher: HttpFetcher, caplog: pytest.LogCaptureFixture

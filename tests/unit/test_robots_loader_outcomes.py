@@ -43,10 +43,11 @@ def plain(body: bytes = b"", status: int = 200) -> Route:
 
 
 async def test_request_shape() -> None:
-    """One request: <origin>/robots.txt, Accept: text/plain only, the cap and timeout.
+    """One request: <origin>/robots.txt, Accept: text/plain only, the cap, timeout and hops.
 
     The body is asked truncated at one byte over the cap: that byte says whether the
-    file was cut.
+    file was cut. Five redirects are followed (RFC 9309 2.3.1.2), whatever the fetcher's
+    own limit.
     """
     fetcher = robots_site(plain(b"User-agent: *\nDisallow: /\n"))
     await make_robots_loader(fetcher, max_bytes=4096, timeout=2.5)(ORIGIN)
@@ -57,6 +58,7 @@ async def test_request_shape() -> None:
             headers={"Accept": "text/plain"},
             timeout=2.5,
             truncate=True,
+            max_redirects=5,
         )
     ]
 

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from sitelore.core.errors import InvalidURLError
 from sitelore.core.models import SkipReason
 from sitelore.core.options import CrawlOptions
+from sitelore.core.printable import printable
 from sitelore.core.urls import Scope, normalize_url, origin
 
 NORMALIZED = [
@@ -232,7 +233,7 @@ def test_normalize_url_raises_only_invalid_url_error(prefix: str, text: str) -> 
         error = exc
     if error is not None:
         assert error.reason
-        assert str(error) == f"{error.url}: {error.reason}"
+        assert str(error) == printable(f"{error.url}: {error.reason}")
         if prefix == "http://user:s3cret@" and "s3cret" not in text:
             assert "s3cret" not in str(error)
             assert "credentials" in error.reason

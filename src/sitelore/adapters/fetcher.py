@@ -49,6 +49,7 @@ from typing import Literal, NamedTuple, Self, TypedDict
 
 import aiohttp
 from aiohttp.abc import AbstractResolver, ResolveResult
+from aiohttp.http_exceptions import HttpProcessingError
 from yarl import URL
 
 from sitelore.adapters.clock import SystemClock
@@ -113,6 +114,7 @@ class FetchOptions(TypedDict, total=False):
     check_hop: HopCheck | None
     timeout: float | None
     truncate: bool
+    max_redirects: int | None
 
 
 class SystemResolver:
@@ -282,12 +284,14 @@ class HttpFetcher:
         check_hop: HopCheck | None = None,
         timeout: float | None = None,
         truncate: bool = False,
+        max_redirects: int | None = None,
     ) -> Snapshot:
         """Fetch ``url``, following redirects by hand; return the final response.
 
         ``Snapshot.url`` is ``url`` as given; ``final_url`` and the later entries of
         ``redirects`` are the normalised URLs actually requested. ``truncate``: a body
         over the cap is cut at the cap and returned (nothing past it is read).
+        ``max_redirects``: this fetch's hop limit (default ``limits.max_redirects``).
 
         Raises:
             InvalidURLError, BlockedURLError: the URL or a redirect hop is refused.
@@ -301,6 +305,7 @@ class HttpFetcher:
         cap = _BodyCap(self._limits.max_page_bytes if max_bytes is None else max_bytes, truncate)
         sent = _request_headers(headers, self._user_agent)
         first_origin = target.origin
+        hop_limit = self._limits.max_redirects if max_redirects is None else max_redirects
         chain: list[str] = []
         seen = {target.url}
         while True:
@@ -326,7 +331,7 @@ class HttpFetcher:
                 response.location,
                 seen=seen,
                 hops=len(chain),
-                max_redirects=self._limits.max_redirects,
+                max_redirects=hop_limit,
                 policy=self._policy,
                 check_hop=check_hop,
             )
@@ -449,9 +454,30 @@ async def _read_response(
     sent = Headers.of((str(k), v) for k, v in resp.request_info.headers.items())
     reason = _header_text(resp.reason or "")
     version = f"{resp.version.major}.{resp.version.minor}" if resp.version else "1.1"
-    # A redirect's body is never read.
-    body = b"" if location is not None else await _read_body(resp, headers, url, cap)
+    if location is not None:
+        body = b""  # a redirect's body is never read
+    elif 200 <= resp.status < 300:
+        body = await _read_body(resp, headers, url, cap)
+    else:
+        body = await _error_body(resp, headers, url, cap)
     return _Response(resp.status, headers, body, address, location, reason, version, sent)
+
+
+async def _error_body(
+    resp: aiohttp.ClientResponse, headers: Headers, url: str, cap: _BodyCap
+) -> bytes:
+    """The body of an answer that is no 2xx: cut at the cap, empty if it cannot be decoded.
+
+    What a 404, a 429 or a 503 means is its status (and Retry-After), never its body: a
+    ``Content-Encoding: br`` or a broken gzip on an error page must not turn a 404 into
+    ``unsupported-content-type`` (an ``update`` would keep the removed page) or hide a
+    503's Retry-After behind a network error.
+    """
+    try:
+        return await _read_body(resp, headers, url, _BodyCap(cap.limit, truncate=True))
+    except (UnsupportedContentTypeError, zlib.error) as exc:
+        logger.debug("HTTP %d body of %s not decoded: %s", resp.status, url, exc)
+        return b""
 
 
 def _header_text(value: str) -> str:
@@ -507,7 +533,10 @@ async def _read_body(
                     return bytes(body[:limit])
                 raise ResponseTooLargeError(url, f"decompressed body is over the {limit}-byte cap")
         if wire > wire_cap:  # truncating: compressed bytes that inflate to little
-            break
+            return bytes(body)
+    if not all(stage.finished for stage in stages):
+        # The connection ended inside the compressed stream: a part of a page, not a page.
+        raise zlib.error("the compressed body ends before its end (truncated)")
     return bytes(body)
 
 
@@ -518,7 +547,15 @@ class _Inflater:
         self._gzip = encoding != "deflate"
         self._head = b""
         self._members = 0
+        self._fed = False
         self._zlib: zlib._Decompress | None = self._new() if self._gzip else None
+
+    @property
+    def finished(self) -> bool:
+        """True once the stream has ended, or if it never began (an empty body)."""
+        if not self._fed:
+            return True
+        return self._zlib is not None and self._zlib.eof
 
     def _new(self, wbits: int | None = None) -> zlib._Decompress:
         self._members += 1
@@ -528,6 +565,7 @@ class _Inflater:
 
     def feed(self, data: bytes) -> Iterator[bytes]:
         """Yield the output of ``data`` in pieces of at most ``_INFLATE_PIECE`` bytes."""
+        self._fed = self._fed or bool(data)
         decoder = self._zlib or self._sniff_deflate(data)
         if decoder is None:
             return
@@ -660,5 +698,12 @@ def _describe(exc: BaseException) -> str:
         return f"could not resolve host ({exc.os_error})"
     if isinstance(exc, aiohttp.ClientConnectorError):
         return f"could not connect ({exc.os_error})"
+    # aiohttp reports a response its parser refuses as a "400" of its own making (the
+    # server never sent one): say what was wrong with the response instead.
+    if isinstance(exc, aiohttp.ClientResponseError):
+        return "malformed response: " + " ".join(exc.message.split())
+    parser = exc.__cause__
+    if isinstance(exc, aiohttp.ClientPayloadError) and isinstance(parser, HttpProcessingError):
+        return "malformed or incomplete body: " + " ".join(parser.message.split())
     text = " ".join(str(exc).split())  # one line: aiohttp quotes raw header lines
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__

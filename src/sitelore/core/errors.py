@@ -34,6 +34,9 @@ URL, a bad settings file) surface to the user with an exit code.
         └── StoreLocationError    exit 78: the store location is unusable (not SQLite, ...)
             └── SchemaVersionError  the store is from a newer sitelore
 
+A per-URL error's text (``str``: what a page outcome, a log line or the CLI shows) has
+its control characters written as ``\\xNN`` (``core.printable``): it may quote a server.
+
 Fetch and conversion errors are values: a crawl (``fetch`` too) records them as page
 outcomes and the command still exits 0. One that escapes a command is a bug (exit 70).
 An error raised inside a task group arrives wrapped in an ``ExceptionGroup``; the
@@ -43,6 +46,8 @@ edges report :func:`first_sitelore_error` of it as itself.
 from __future__ import annotations
 
 import enum
+
+from sitelore.core.printable import printable
 
 __all__ = [
     "EXIT_CONFIG",
@@ -125,7 +130,7 @@ class _URLReasonError(SiteloreError):
     def __init__(self, url: str, reason: str) -> None:
         self.url = url
         self.reason = reason
-        super().__init__(self._message.format(url=url, reason=reason))
+        super().__init__(printable(self._message.format(url=url, reason=reason)))
 
 
 class InvalidURLError(_URLReasonError, UsageError):
@@ -201,9 +206,9 @@ class FetchError(SiteloreError):
 
     def __init__(self, url: str, message: str, *, status: int | None = None) -> None:
         self.url = url
-        self.message = message
+        self.message = printable(message)
         self.status = status
-        super().__init__(f"{url}: {message}")
+        super().__init__(printable(f"{url}: {message}"))
 
 
 class NetworkError(FetchError):

@@ -86,7 +86,8 @@ class Fetcher(Protocol):
     response could be had. ``check_hop`` is awaited before each redirect target is
     requested (a crawl re-checks robots.txt and scope there). With ``truncate`` a body
     over ``max_bytes`` is cut there and returned instead of raising (robots.txt is
-    parsed up to its cap).
+    parsed up to its cap). ``max_redirects`` overrides the operator's hop limit for
+    this fetch (robots.txt follows at least five, RFC 9309 2.3.1.2).
     """
 
     async def fetch(
@@ -98,6 +99,7 @@ class Fetcher(Protocol):
         check_hop: HopCheck | None = None,
         timeout: float | None = None,
         truncate: bool = False,
+        max_redirects: int | None = None,
     ) -> Snapshot:
         """Fetch ``url`` through the guard, following redirects by hand."""
         ...

@@ -318,15 +318,20 @@ class PagePipeline:
                 await lease.free()
 
     def _hop(self, item: CrawlItem, target: str) -> PageResult:
-        if item.hops + 1 > self.limits.max_redirects:
-            exc = TooManyRedirectsError(
-                item.url, f"more than {self.limits.max_redirects} redirects"
-            )
-            return self._done(item, None, exc)
         try:
             target = normalize_url(target)
         except InvalidURLError as exc:
             return self._done(item, None, exc)
+        if target in (item.url, item.via):
+            # Back to itself or to the URL first asked for: a loop, not a page fetched
+            # elsewhere (it was a silent duplicate, and a 400 'usage' on REST).
+            loop = TooManyRedirectsError(item.url, f"redirect loop back to {target}")
+            return self._done(item, None, loop)
+        if item.hops + 1 > self.limits.max_redirects:
+            over = TooManyRedirectsError(
+                item.url, f"more than {self.limits.max_redirects} redirects"
+            )
+            return self._done(item, None, over)
         log.info("redirect %s -> %s", item.url, target)
         outcome = PageOutcome(url=item.via or item.url, depth=item.depth, final_url=target)
         return PageResult(step=Step.HOP, hop=target, outcome=outcome)

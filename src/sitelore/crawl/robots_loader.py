@@ -3,7 +3,11 @@
 Implements the fetch-outcome table of specs/robots.md (RFC 9309 2.3.1): 2xx is parsed
 up to the cap (a larger file is cut at its last complete line, never ignored), 4xx
 allows all, and 5xx, a network error, a timeout or a connection reset disallow all
-(marked unreachable; a network error or timeout after one retry). Redirect trouble
+(marked unreachable; a network error or timeout after one retry). A 2xx whose body
+cannot be decoded (a Content-Encoding the fetcher does not read) disallows all too:
+the file exists but its rules are unknown, which is "undefined" (2.3.1.4), not the
+server saying there is none (2.3.1.3, a 4xx). At least :data:`MIN_REDIRECTS` redirects
+are followed whatever the operator's ``max_redirects`` (2.3.1.2); redirect trouble
 allows all with a warning. It never opens a connection itself (the fetcher does,
 through its address guard on every hop), never sends cookies, credentials or a query
 string, and never turns the guard's refusal of the robots.txt URL itself into
@@ -23,6 +27,7 @@ from sitelore.core.errors import (
     HTTPStatusError,
     InvalidURLError,
     NetworkError,
+    UnsupportedContentTypeError,
 )
 from sitelore.core.options import Limits
 from sitelore.core.ports import Fetcher
@@ -38,6 +43,7 @@ from sitelore.core.robots import (
 __all__ = [
     "DEFAULT_MAX_BYTES",
     "DEFAULT_TIMEOUT",
+    "MIN_REDIRECTS",
     "ROBOTS_HEADERS",
     "crawl_robots_loader",
     "make_robots_loader",
@@ -51,6 +57,8 @@ ROBOTS_HEADERS: tuple[tuple[str, str], ...] = (("Accept", "text/plain"),)
 DEFAULT_MAX_BYTES = 512 * 1024
 #: The robots.txt request's own time limit, in seconds.
 DEFAULT_TIMEOUT = 10.0
+#: Redirects a robots.txt fetch follows at least (RFC 9309 2.3.1.2: "at least five").
+MIN_REDIRECTS = 5
 
 _DEFAULT_PORTS = MappingProxyType({"http": 80, "https": 443})
 _SUCCESS, _CLIENT_ERROR, _SERVER_ERROR = 2, 4, 5
@@ -103,11 +111,14 @@ def _rules_for_failure(exc: FetchError, url: str, loader: _Loader) -> RobotsRule
 class _Loader:
     """The loader :func:`make_robots_loader` returns: origin -> rules."""
 
-    def __init__(self, fetcher: Fetcher, max_bytes: int, timeout: float, user_agent: str) -> None:
+    def __init__(
+        self, fetcher: Fetcher, max_bytes: int, timeout: float, user_agent: str, max_redirects: int
+    ) -> None:
         self.fetcher = fetcher
         self.max_bytes = max_bytes
         self.timeout = timeout
         self.user_agent = user_agent
+        self.max_redirects = max_redirects
 
     async def __call__(self, origin: str) -> RobotsRules:
         url = origin.rstrip("/") + "/robots.txt"
@@ -139,6 +150,7 @@ class _Loader:
                 check_hop=note_hop,
                 timeout=self.timeout,
                 truncate=True,
+                max_redirects=self.max_redirects,
             )
         except (BlockedURLError, InvalidURLError) as exc:
             if not hops and _is_robots_url(exc.url, url):
@@ -147,6 +159,14 @@ class _Loader:
             return unavailable_rules("redirect refused")
         except (NetworkError, FetchTimeoutError):
             raise
+        except UnsupportedContentTypeError as exc:
+            # Only a final 2xx body is decoded (the fetcher ignores an error page's body).
+            _log.warning(
+                "robots.txt body unreadable (%s), disallowing all (--no-robots overrides): %s",
+                exc.message,
+                url,
+            )
+            return unreachable_rules(f"{exc.kind}: {exc.message}")
         except FetchError as exc:
             return _rules_for_failure(exc, url, self)
         return _rules_for_status(snapshot.status, snapshot.body, url=url, loader=self)
@@ -158,25 +178,33 @@ def make_robots_loader(
     max_bytes: int = DEFAULT_MAX_BYTES,
     timeout: float = DEFAULT_TIMEOUT,
     user_agent: str = "sitelore",
+    max_redirects: int = MIN_REDIRECTS,
 ) -> RobotsLoader:
     """Return a loader: origin (``"https://example.com"``) -> that origin's rules.
 
     The loader fetches ``<origin>/robots.txt`` through ``fetcher`` with only
     ``Accept: text/plain`` added (the fetcher sets User-Agent). ``user_agent`` picks
     the robots.txt group by its product token; ``max_bytes`` caps the body (a longer
-    one is parsed up to it); ``timeout`` bounds each attempt. The guard's refusal of
-    the robots.txt URL itself propagates; a refused redirect hop allows all.
+    one is parsed up to it); ``timeout`` bounds each attempt; ``max_redirects`` hops
+    are followed (never fewer than :data:`MIN_REDIRECTS`). The guard's refusal of the
+    robots.txt URL itself propagates; a refused redirect hop allows all.
     """
-    return _Loader(fetcher, max_bytes, timeout, user_agent)
+    return _Loader(fetcher, max_bytes, timeout, user_agent, max(MIN_REDIRECTS, max_redirects))
 
 
 def crawl_robots_loader(fetcher: Fetcher, limits: Limits, user_agent: str) -> RobotsLoader:
     """The loader every crawl uses, local or scaled out (enqueue and workers alike).
 
     The body is capped at ``limits.max_robots_bytes``; each attempt gets the shorter of
-    :data:`DEFAULT_TIMEOUT` and a page's time budget.
+    :data:`DEFAULT_TIMEOUT` and a page's time budget; redirects follow
+    ``limits.max_redirects``, but never fewer than :data:`MIN_REDIRECTS` (a lowered
+    page limit must not turn a site's robots.txt into "unavailable", allow all).
     """
     timeout = min(DEFAULT_TIMEOUT, limits.page_timeout_seconds)
     return make_robots_loader(
-        fetcher, max_bytes=limits.max_robots_bytes, timeout=timeout, user_agent=user_agent
+        fetcher,
+        max_bytes=limits.max_robots_bytes,
+        timeout=timeout,
+        user_agent=user_agent,
+        max_redirects=limits.max_redirects,
     )

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 
 from sitelore.core.errors import RobotsRefusedError, SiteloreError
+from sitelore.core.printable import printable
 from sitelore.core.robots import (
     RobotsPolicy,
     RobotsRules,
@@ -62,7 +63,8 @@ async def read_sitemaps(
             warnings.append("sitemap: none found (robots.txt names none; /sitemap.xml is missing)")
     if found.truncated:
         warnings.append("sitemap: URL cap reached; the rest were not read")
-    return found.urls, warnings
+    # A warning may quote a Sitemap: line or a sitemap URL as the site wrote it.
+    return found.urls, [printable(line) for line in warnings]
 
 
 def check_seed_rules(seed: str, rules: RobotsRules) -> None:

@@ -130,6 +130,7 @@ class ReplayFetcher:
         pid = page_id(self.seed_id, url)
         max_bytes = options.get("max_bytes")
         cap = self.limits.max_page_bytes if max_bytes is None else max_bytes
+        hop_limit = options.get("max_redirects")
         chain: list[str] = []
         seen = {target.url}
         while True:
@@ -153,7 +154,7 @@ class ReplayFetcher:
                 location,
                 seen=seen,
                 hops=len(chain),
-                max_redirects=self.limits.max_redirects,
+                max_redirects=self.limits.max_redirects if hop_limit is None else hop_limit,
                 policy=self.policy,
                 check_hop=options.get("check_hop"),
             )

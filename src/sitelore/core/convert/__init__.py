@@ -23,6 +23,7 @@ from sitelore.core.charset import decode_body
 from sitelore.core.convert._article import article_tree
 from sitelore.core.convert._clean import clean_content
 from sitelore.core.convert._content import find_content
+from sitelore.core.convert._controls import without_controls
 from sitelore.core.convert._markdown import content_to_markdown
 from sitelore.core.convert._marks import without_marks
 from sitelore.core.convert._meta import read_meta
@@ -100,7 +101,7 @@ def html_to_document(html: str, url: str, *, link_cache: LinkCache | None = None
     markdown = ""
     if content is not None:
         markdown = content_to_markdown(work_tree, content, meta.base_url, link_cache)
-    return Document(
+    document = Document(
         url=url,
         title=title,
         markdown=markdown,
@@ -112,6 +113,7 @@ def html_to_document(html: str, url: str, *, link_cache: LinkCache | None = None
         noindex=meta.noindex,
         nofollow=meta.nofollow,
     )
+    return without_controls(document)
 
 
 def to_document(
@@ -122,7 +124,10 @@ def to_document(
     charset: str | None = None,
     link_cache: LinkCache | None = None,
 ) -> Document:
-    """Convert a response body by its own Content-Type; raise for types not converted."""
+    """Convert a response body by its own Content-Type; raise for types not converted.
+
+    Whichever converter ran, the document holds no control characters (``_controls``).
+    """
     media, header_charset = split_content_type(content_type)
     if media in HTML_TYPES:
         check_markup(body, url)
@@ -132,9 +137,10 @@ def to_document(
             document = dataclasses.replace(document, content_type=media)
         return document
     if media in TEXT_TYPES:
-        return text_to_document(decode_body(body, charset or header_charset), media, url)
+        text = decode_body(body, charset or header_charset)
+        return without_controls(text_to_document(text, media, url))
     if media == PDF_TYPE:
-        return pdf_to_document(body, url)
+        return without_controls(pdf_to_document(body, url))
     raise UnsupportedContentTypeError(
         url,
         f"content type {media or 'unknown'!r} is not converted (HTML, text, Markdown, PDF are)",
