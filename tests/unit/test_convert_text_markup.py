@@ -56,6 +56,9 @@ def _targets(markdown: str) -> list[str]:
         "<table><tr><th>h</th></tr><tr><td>[c](https://evil.test/c)</td></tr></table>",
         "<p>Footnote-like [^x](https://evil.test/f) text.</p>",
         "<blockquote><p>[q](https://evil.test/q)</p></blockquote>",
+        # Alt text of an image whose source is unusable becomes text.
+        "<p><img src='' alt='[a](https://evil.test/a)'></p>",
+        "<p><img src='data:x' alt='![p](https://evil.test/p.png)'></p>",
     ],
 )
 def test_text_spelling_a_link_or_image_renders_as_text(body: str) -> None:
@@ -109,9 +112,22 @@ _MARKS = (
 )
 
 
+def _is_mark_range(ch: str) -> bool:
+    return 0xFDD0 <= ord(ch) <= 0xFDEF
+
+
 def test_marks_are_distinct_noncharacters() -> None:
     assert len(set(_MARKS)) == len(_MARKS)
-    assert all(len(mark) == 1 and 0xFDD0 <= ord(mark) <= 0xFDEF for mark in _MARKS)
+    assert all(len(mark) == 1 and _is_mark_range(mark) for mark in _MARKS)
+    assert set(_marks.MARKS) == set(_MARKS)
+
+
+def test_marks_spelling_a_link_stay_text() -> None:
+    """Footnote brackets are marks that become plain ``[``/``]``: a page must not spell them."""
+    open_, close = _marks.MARKUP_OPEN, _marks.MARKUP_CLOSE
+    for text in (f"{open_}x{close}(https://evil.test/)", "&#xFDDC;x&#xFDDD;(https://evil.test/)"):
+        markdown = _markdown(f"<p>{text}</p><p><img src='' alt='{text}'></p>")
+        assert _targets(markdown) == [], markdown
 
 
 @pytest.mark.parametrize(
@@ -125,13 +141,17 @@ def test_marks_are_distinct_noncharacters() -> None:
         "\ue002 \ue000 \ue001 \ue010 \ue011 \ue020 \ue021 \uf0c1",
     ],
 )
-def test_text_holding_marks_converts_as_text(text: str) -> None:
+@pytest.mark.parametrize("written", ["raw", "as character references"])
+def test_text_holding_marks_converts_as_text(text: str, written: str) -> None:
+    if written != "raw":  # the parser decodes &#xFDDA; into the mark itself
+        text = "".join(f"&#x{ord(ch):X};" if _is_mark_range(ch) else ch for ch in text)
     body = (
         f"<p>Before {text} after</p><h2 id='h'>Head {text}</h2>"
         f"<table><tr><td><pre>x</pre></td><td>y</td></tr></table><pre><code>c {text}</code></pre>"
     )
     markdown = _markdown(body)
-    shown = "".join(ch for ch in text if not 0xFDD0 <= ord(ch) <= 0xFDEF)
+    shown = "".join(ch for ch in text if not _is_mark_range(ch))
+    shown = re.sub(r"&#x[0-9A-F]+;", "", shown)
     lines = [" ".join(line.split()) for line in markdown.split("\n")]
     assert " ".join(f"Before {shown} after".split()) in lines
     assert " ".join(f"## Head {shown} {{#h}}".split()) in lines

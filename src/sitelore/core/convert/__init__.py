@@ -25,7 +25,6 @@ from sitelore.core.convert._clean import clean_content
 from sitelore.core.convert._content import find_content
 from sitelore.core.convert._controls import without_controls
 from sitelore.core.convert._markdown import content_to_markdown
-from sitelore.core.convert._marks import without_marks
 from sitelore.core.convert._meta import read_meta
 from sitelore.core.convert._pdf import pdf_to_document
 from sitelore.core.convert._sanity import check_markup
@@ -72,7 +71,6 @@ def html_to_document(html: str, url: str, *, link_cache: LinkCache | None = None
 
     ``link_cache`` (one per crawl) remembers resolved hrefs across pages.
     """
-    html = without_marks(html)  # the conversion's own marks can never come from a page
     tree = LexborHTMLParser(html)
     meta = read_meta(tree, url)
     links = resolve_links(

@@ -26,7 +26,14 @@ from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 from sitelore.core.convert._anchors import mark_heading_ids, unmark_heading_ids
 from sitelore.core.convert._codetables import fill_slots, slot_code_tables
-from sitelore.core.convert._marks import LINK_TEXT, MARKUP_CLOSE, MARKUP_OPEN, QUOTE_BREAK
+from sitelore.core.convert._marks import (
+    LINK_TEXT,
+    MARKUP_CLOSE,
+    MARKUP_OPEN,
+    QUOTE_BREAK,
+    holds_marks,
+    without_marks,
+)
 from sitelore.core.convert._structure import prepare_structure, unwrap_layout_tables
 from sitelore.core.convert._tree import classes, move_children, within
 from sitelore.core.fences import closes_fence, opening_fence
@@ -273,6 +280,24 @@ def _to_markdown(html: str) -> str:
     return markdown.replace(QUOTE_BREAK, "")
 
 
+def _drop_marks(content: LexborNode) -> None:
+    """Take the characters the passes use as marks (``_marks``) out of the page's text.
+
+    Its text as parsed, so a mark written as a character reference counts too; image
+    alt text, which may become text, is cleaned where it does (``_prepare_images``).
+    """
+    if not holds_marks(content.text(deep=True)):
+        return  # every page but a hostile one
+    found = []
+    for node in content.traverse(include_text=True):
+        if node.tag == "-text":
+            text = node.text_content or ""
+            if holds_marks(text):
+                found.append((node, without_marks(text)))
+    for node, text in found:
+        node.replace_with(text)
+
+
 def _escape_text(content: LexborNode) -> None:
     """Escape text outside code that Markdown would read as markup.
 
@@ -334,9 +359,9 @@ def _prepare_images(content: LexborNode, resolve: Callable[[str], str | None]) -
             src = attrs.get("data-src") or src
         url = resolve(src) if src and not src.startswith("data:") else None
         if url is None or url.startswith("mailto:"):
-            alt = (attrs.get("alt") or "").strip()
-            if alt:
-                img.replace_with(alt)
+            alt = without_marks(attrs.get("alt") or "").strip()
+            if alt:  # text now, escaped as the page's text is (_escape_text)
+                img.replace_with(_LINK_CLOSE.sub(_CLOSE_MARK, alt.translate(_ANGLE_MARK)))
             else:
                 img.decompose()
         else:
@@ -374,6 +399,7 @@ def content_to_markdown(
     resolve = functools.cache(
         link_resolver(base_url, keep_fragment=True, allow_mailto=True, cache=link_cache)
     )
+    _drop_marks(content)
     _prepare_code(tree, content)
     _collapse_inline_code(content)
     prepare_structure(tree, content)

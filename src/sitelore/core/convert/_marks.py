@@ -6,8 +6,10 @@ break between two quotes. A mark must never be a character a page can hold, or t
 page's own text would be read as a mark: a Material Icons glyph (U+E002) came out as
 ``\\<``, and text holding a heading-id mark ended the page with an ``IndexError``.
 So every mark is a Unicode *noncharacter* (U+FDD0..U+FDEF, reserved by the standard
-for a program's internal use and never meant to be interchanged), and
-:func:`without_marks` takes those out of a page before it is parsed.
+for a program's internal use and never meant to be interchanged), and a page whose
+text holds one (raw, or as a character reference such as ``&#xFDD0;``, which the
+parser decodes) has them taken out of its text before any pass runs
+(``_markdown.content_to_markdown``).
 
 >>> without_marks("a\\ufdd0b\\ue002c")
 'ab\\ue002c'
@@ -21,10 +23,12 @@ __all__ = [
     "HEADING_ID_CLOSE",
     "HEADING_ID_OPEN",
     "LINK_TEXT",
+    "MARKS",
     "MARKUP_CLOSE",
     "MARKUP_OPEN",
     "QUOTE_BREAK",
     "TABLE",
+    "holds_marks",
     "without_marks",
 ]
 
@@ -44,11 +48,24 @@ HEADING_ID_CLOSE = "\ufddb"
 MARKUP_OPEN = "\ufddc"
 MARKUP_CLOSE = "\ufddd"
 
+#: Every mark, for the test that a page holds none (``str.__contains__`` is a fast scan).
+MARKS: tuple[str, ...] = (
+    *LINK_TEXT.values(),
+    QUOTE_BREAK,
+    TABLE,
+    HEADING_ID_OPEN,
+    HEADING_ID_CLOSE,
+    MARKUP_OPEN,
+    MARKUP_CLOSE,
+)
 _NONCHARACTERS = re.compile("[\ufdd0-\ufdef]+")
+
+
+def holds_marks(text: str) -> bool:
+    """Whether ``text`` holds a character used as a mark (nearly never: a fast scan)."""
+    return any(mark in text for mark in MARKS)
 
 
 def without_marks(text: str) -> str:
     """``text`` without the noncharacters marks are made of (the rest untouched)."""
-    if _NONCHARACTERS.search(text) is None:  # nearly every page: one scan, no copy
-        return text
     return _NONCHARACTERS.sub("", text)
