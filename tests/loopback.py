@@ -56,6 +56,19 @@ async def serve(routes: Mapping[str, Handler], host: str = "127.0.0.1") -> Async
         yield Site(f"http://{host}:{server.port}", requests)
 
 
+@contextlib.asynccontextmanager
+async def serve_app(app: web.Application, host: str = "127.0.0.1") -> AsyncIterator[str]:
+    """Serve a whole aiohttp ``app`` on a free port of ``host``; yield its base URL."""
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, host, 0)
+    await site.start()
+    try:
+        yield f"http://{host}:{runner.addresses[0][1]}"
+    finally:
+        await runner.cleanup()
+
+
 def text(body: str | bytes, status: int = 200) -> Handler:
     async def handler(request: web.Request) -> web.StreamResponse:
         data = body.encode() if isinstance(body, str) else body

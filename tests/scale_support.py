@@ -34,7 +34,9 @@ if TYPE_CHECKING:
     from sitelore.adapters.frontier_redis import RedisFrontier
 from aiohttp import web
 
-from sitelore.adapters.frontier_redis import RedisFrontier, decode_item
+from sitelore.adapters.frontier_redis import CrawlStatus, RedisFrontier, decode_item
+from sitelore.core.config import Settings
+from sitelore.core.options import CrawlOptions
 
 PG_HOST, PG_PORT = "127.0.0.1", 5432
 REDIS_HOST, REDIS_PORT = "127.0.0.1", 6379
@@ -317,3 +319,16 @@ async def start_worker(
         )
     finally:
         stderr.close()
+
+
+async def crawl_scaled(settings: Settings, seed: str, options: CrawlOptions) -> CrawlStatus:
+    """Queue one crawl in a fresh namespace, run one worker until it ends; its status."""
+    from sitelore.app.bootstrap_scale import crawl_status, enqueue, run_worker
+
+    url, namespace = namespace_url()
+    try:
+        queued = await enqueue(settings, url, seed, options)
+        await run_worker(settings, url, crawl_id=queued.crawl_id, handle_signals=False)
+        return await crawl_status(url, queued.crawl_id)
+    finally:
+        await delete_namespace(namespace)

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from aiohttp import web
 from tests.loopback import Handler, html, links, redirect, serve, text
-from tests.scale_support import delete_namespace, namespace_url, require_redis
+from tests.scale_support import crawl_scaled, delete_namespace, namespace_url, require_redis
 
 from sitelore.adapters.store import SQLiteStore
 from sitelore.app.bootstrap import Runtime
@@ -70,14 +70,7 @@ async def _local(tmp: Path, seed: str, options: CrawlOptions, origins: list[str]
 
 
 async def _redis(tmp: Path, seed: str, options: CrawlOptions, origins: list[str]) -> Crawled:
-    url, namespace = namespace_url()
-    settings = _settings(tmp / "redis.db")
-    try:
-        queued = await enqueue(settings, url, seed, options)
-        await run_worker(settings, url, crawl_id=queued.crawl_id, handle_signals=False)
-        status = await crawl_status(url, queued.crawl_id)
-    finally:
-        await delete_namespace(namespace)
+    status = await crawl_scaled(_settings(tmp / "redis.db"), seed, options)
     errors = collections.Counter(line.split("\t")[1] for line in status.errors)
     skipped = {
         name.removeprefix("skipped_"): n

@@ -18,11 +18,10 @@ from pathlib import Path
 import pytest
 from aiohttp import web
 from tests.loopback import Handler, Site, serve
-from tests.scale_support import delete_namespace, namespace_url, temp_database
+from tests.scale_support import crawl_scaled, delete_namespace, namespace_url, temp_database
 
 from sitelore.adapters.store import open_store
 from sitelore.app.bootstrap import Runtime
-from sitelore.app.bootstrap_scale import crawl_status, enqueue, run_worker
 from sitelore.app.refresh import update_source, update_source_scaled
 from sitelore.app.service import submit_page
 from sitelore.core.config import Settings, SourceSpec
@@ -190,14 +189,7 @@ async def test_equal_pages_under_different_paths_stay_two_documents(tmp_path: Pa
 
 
 async def _scaled(settings: Settings, seed: str, options: CrawlOptions) -> dict[str, int]:
-    url, namespace = namespace_url()
-    try:
-        queued = await enqueue(settings, url, seed, options)
-        await run_worker(settings, url, crawl_id=queued.crawl_id, handle_signals=False)
-        status = await crawl_status(url, queued.crawl_id)
-    finally:
-        await delete_namespace(namespace)
-    return status.stats
+    return (await crawl_scaled(settings, seed, options)).stats
 
 
 @pytest.mark.slow

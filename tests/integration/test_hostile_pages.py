@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import asyncio
 import json
-import threading
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
-from contextlib import asynccontextmanager
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 
 import pytest
 from aiohttp import web
+from tests.loopback import in_thread, serve_app
 
 from sitelore.adapters.convert_pool import ProcessConverter
 from sitelore.app.bootstrap import Runtime
@@ -73,18 +72,6 @@ def _hostile_app(extra: tuple[str, ...] = ()) -> web.Application:
     return app
 
 
-@asynccontextmanager
-async def serving(app: web.Application) -> AsyncIterator[str]:
-    runner = web.AppRunner(app, access_log=None)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    try:
-        yield f"http://127.0.0.1:{runner.addresses[0][1]}"
-    finally:
-        await runner.cleanup()
-
-
 def _settings(tmp_path: Path) -> Settings:
     return Settings(
         store=str(tmp_path / "s.db"),
@@ -111,7 +98,7 @@ OPTIONS = CrawlOptions(delay=0.0, max_pages=50, max_depth=1)
 async def test_hostile_markup_costs_its_own_page_in_a_real_crawl(tmp_path: Path) -> None:
     """Exotic charsets convert; the bomb and the slow markup fail alone, within the cap."""
     runtime = Runtime(_settings(tmp_path))
-    async with asyncio.timeout(GUARD), serving(_hostile_app()) as base, runtime:
+    async with asyncio.timeout(GUARD), serve_app(_hostile_app()) as base, runtime:
         summary = await runtime.crawl(base + "/", OPTIONS)
     kinds, messages = _kinds(summary, base), _messages(summary, base)
     assert {kinds[f"/charset/{label}"] for label in EXOTIC} == {None}
@@ -132,7 +119,7 @@ async def test_a_worker_that_hangs_or_crashes_is_replaced_and_the_crawl_goes_on(
     app = _hostile_app(extra=("/hang", "/crash", "/exit"))
     pool = ProcessConverter(workers=1, page_timeout=1.0, factory="tests.pool_targets:Hostile")
     runtime = Runtime(_settings(tmp_path), converter=pool)
-    async with asyncio.timeout(GUARD), serving(app) as base, pool, runtime:
+    async with asyncio.timeout(GUARD), serve_app(app) as base, pool, runtime:
         summary = await runtime.crawl(base + "/", OPTIONS)
     kinds, messages = _kinds(summary, base), _messages(summary, base)
     assert "1 s conversion cap" in messages["/hang"]
@@ -148,24 +135,8 @@ async def test_a_worker_that_hangs_or_crashes_is_replaced_and_the_crawl_goes_on(
 @pytest.fixture
 def threaded_site() -> Iterator[str]:
     """The hostile site served from its own thread, for the CLI's own event loop."""
-    ready = threading.Event()
-    base: list[str] = []
-    loop = asyncio.new_event_loop()
-    stop = asyncio.Event()
-
-    async def serve() -> None:
-        async with serving(_hostile_app()) as url:
-            base.append(url)
-            ready.set()
-            await stop.wait()
-
-    thread = threading.Thread(target=loop.run_until_complete, args=(serve(),), daemon=True)
-    thread.start()
-    assert ready.wait(10)
-    yield base[0]
-    loop.call_soon_threadsafe(stop.set)
-    thread.join(10)
-    loop.close()
+    with in_thread(lambda: serve_app(_hostile_app())) as url:
+        yield url
 
 
 @pytest.mark.slow

@@ -11,13 +11,12 @@ from __future__ import annotations
 import asyncio
 import gzip
 import random
-import threading
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
-from contextlib import asynccontextmanager
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 
 import pytest
 from aiohttp import web
+from tests.loopback import in_thread, serve_app
 
 from sitelore.app.bootstrap import Runtime
 from sitelore.cli.main import main
@@ -87,18 +86,6 @@ def _site() -> web.Application:
     return app
 
 
-@asynccontextmanager
-async def serving(app: web.Application) -> AsyncIterator[str]:
-    runner = web.AppRunner(app, access_log=None)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    try:
-        yield f"http://127.0.0.1:{runner.addresses[0][1]}"
-    finally:
-        await runner.cleanup()
-
-
 def _settings(tmp_path: Path) -> Settings:
     return Settings(
         store=str(tmp_path / "s.db"),
@@ -119,7 +106,7 @@ async def test_hostile_answers_each_get_their_own_outcome(tmp_path: Path) -> Non
     """
     runtime = Runtime(_settings(tmp_path))
     options = CrawlOptions(delay=0.0, max_pages=50, max_depth=1)
-    async with asyncio.timeout(GUARD), serving(_site()) as base, runtime:
+    async with asyncio.timeout(GUARD), serve_app(_site()) as base, runtime:
         summary = await runtime.crawl(base + "/", options)
         pages = {p.url.removeprefix(base): p for p in summary.pages}
         stored = {path: await runtime.store.get(base + path) for path in ("/ctrl", "/plain")}
@@ -150,24 +137,8 @@ async def test_hostile_answers_each_get_their_own_outcome(tmp_path: Path) -> Non
 @pytest.fixture
 def threaded_site() -> Iterator[str]:
     """The site served from its own thread, for the CLI's own event loop."""
-    ready = threading.Event()
-    base: list[str] = []
-    loop = asyncio.new_event_loop()
-    stop = asyncio.Event()
-
-    async def serve() -> None:
-        async with serving(_site()) as url:
-            base.append(url)
-            ready.set()
-            await stop.wait()
-
-    thread = threading.Thread(target=loop.run_until_complete, args=(serve(),), daemon=True)
-    thread.start()
-    assert ready.wait(10)
-    yield base[0]
-    loop.call_soon_threadsafe(stop.set)
-    thread.join(10)
-    loop.close()
+    with in_thread(lambda: serve_app(_site())) as url:
+        yield url
 
 
 def test_the_cli_shows_a_hostile_page_without_its_escape_sequences(
