@@ -192,6 +192,38 @@ def test_gfm_table() -> None:
     assert len(lines) == 4
 
 
+@pytest.mark.parametrize(
+    ("table", "lines"),
+    [
+        # First row of data (a parameters table): a blank header, every row kept as data.
+        (
+            "<table><tr><td>key</td><td>the key</td></tr>"
+            "<tr><td>value</td><td>it</td></tr></table>",
+            ["|  |  |", "| --- | --- |", "| key | the key |", "| value | it |"],
+        ),
+        # Row headers (th then td) are data too; a colspan counts its columns.
+        (
+            "<table><tr><th>Name</th><td colspan='2'>x</td></tr><tr><th>Age</th><td>3</td>"
+            "<td>y</td></tr></table>",
+            ["|  |  |  |", "| --- | --- | --- |"],
+        ),
+        # A header row of th, or any row in thead, stays the header.
+        (
+            "<table><tr><th>A</th><th>B</th></tr><tr><td>1</td><td>2</td></tr></table>",
+            ["| A | B |", "| --- | --- |", "| 1 | 2 |"],
+        ),
+        (
+            "<table><thead><tr><td>H1</td><td>H2</td></tr></thead><tr><td>1</td><td>2</td></tr>"
+            "</table>",
+            ["| H1 | H2 |", "| --- | --- |", "| 1 | 2 |"],
+        ),
+    ],
+)
+def test_a_table_without_a_header_row_gets_a_blank_one(table: str, lines: list[str]) -> None:
+    """Markdown reads a table's first row as its header: data must not be put there."""
+    assert markdown_of(table).splitlines()[: len(lines)] == lines
+
+
 def test_nested_lists_stay_lists() -> None:
     """Nested lists are indented list items, never code blocks."""
     markdown = markdown_of("<ul><li>a<ul><li>b<ol><li>c</li></ol></li></ul></li><li>d</li></ul>")

@@ -216,7 +216,10 @@ def test_a_caption_naming_the_page_before_section_h1s_is_the_title(body: str, ti
         ("<table><tr><td>unsigned int <b>size</b></td></tr></table>", "unsigned int **size**"),
         # A header and a row, or two cells: tables.
         ("<table><tr><th>Key</th></tr><tr><td>4</td></tr></table>", "| Key |\n| --- |\n| 4 |"),
-        ("<table><tr><td>size</td><td>bytes</td></tr></table>", "| size | bytes |\n| --- | --- |"),
+        (
+            "<table><tr><td>size</td><td>bytes</td></tr></table>",
+            "|  |  |\n| --- | --- |\n| size | bytes |",
+        ),
     ],
 )
 def test_a_table_of_one_cell_is_its_content(table: str, markdown: str) -> None:

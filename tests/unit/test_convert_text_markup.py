@@ -109,6 +109,7 @@ _MARKS = (
     _marks.HEADING_ID_CLOSE,
     _marks.MARKUP_OPEN,
     _marks.MARKUP_CLOSE,
+    _marks.BLANK_CELL,
 )
 
 

@@ -27,6 +27,7 @@ from selectolax.lexbor import LexborHTMLParser, LexborNode
 from sitelore.core.convert._anchors import mark_heading_ids, unmark_heading_ids
 from sitelore.core.convert._codetables import fill_slots, slot_code_tables
 from sitelore.core.convert._marks import (
+    BLANK_CELL,
     LINK_TEXT,
     MARKUP_CLOSE,
     MARKUP_OPEN,
@@ -34,7 +35,11 @@ from sitelore.core.convert._marks import (
     holds_marks,
     without_marks,
 )
-from sitelore.core.convert._structure import prepare_structure, unwrap_layout_tables
+from sitelore.core.convert._structure import (
+    blank_table_headers,
+    prepare_structure,
+    unwrap_layout_tables,
+)
 from sitelore.core.convert._tree import classes, move_children, within
 from sitelore.core.fences import closes_fence, opening_fence
 from sitelore.core.links import LinkCache, link_resolver
@@ -72,6 +77,7 @@ _UNMARK = (
     *((m, "\\" + c) for c, m in LINK_TEXT.items()),
     (MARKUP_OPEN, "["),
     (MARKUP_CLOSE, "]"),
+    (BLANK_CELL, ""),
 )
 _ANGLE_MARK = str.maketrans({"<": LINK_TEXT["<"]})
 _NEEDS_MARKING = re.compile(r"[\[\]<>*_`]")
@@ -411,6 +417,7 @@ def content_to_markdown(
     _prepare_images(content, resolve)
     ids = mark_heading_ids(content)
     tables = slot_code_tables(tree, content, _to_markdown)
+    blank_table_headers(tree, content)
     markdown = unmark_heading_ids(fill_slots(_to_markdown(content.html or ""), tables), ids)
     return _without_edge_rules(_tidy(markdown).strip())
 

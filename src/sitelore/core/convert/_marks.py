@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 
 __all__ = [
+    "BLANK_CELL",
     "HEADING_ID_CLOSE",
     "HEADING_ID_OPEN",
     "LINK_TEXT",
@@ -47,6 +48,8 @@ HEADING_ID_CLOSE = "\ufddb"
 #: brackets, where the page's own brackets may be escaped.
 MARKUP_OPEN = "\ufddc"
 MARKUP_CLOSE = "\ufddd"
+#: The content of a header cell added to a table that has none (it becomes empty).
+BLANK_CELL = "\ufdde"
 
 #: Every mark, for the test that a page holds none (``str.__contains__`` is a fast scan).
 MARKS: tuple[str, ...] = (
@@ -57,6 +60,7 @@ MARKS: tuple[str, ...] = (
     HEADING_ID_CLOSE,
     MARKUP_OPEN,
     MARKUP_CLOSE,
+    BLANK_CELL,
 )
 _NONCHARACTERS = re.compile("[\ufdd0-\ufdef]+")
 

@@ -37,7 +37,7 @@ import re
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
-from sitelore.core.convert._marks import MARKUP_CLOSE, MARKUP_OPEN
+from sitelore.core.convert._marks import BLANK_CELL, MARKUP_CLOSE, MARKUP_OPEN
 from sitelore.core.convert._tree import (
     classes,
     move_children,
@@ -46,7 +46,7 @@ from sitelore.core.convert._tree import (
     within,
 )
 
-__all__ = ["prepare_structure", "unwrap_layout_tables"]
+__all__ = ["blank_table_headers", "prepare_structure", "unwrap_layout_tables"]
 
 _HEADINGS = "h1, h2, h3, h4, h5, h6"
 #: Headings this pass rewrites: rustdoc code headers, and those holding a link to a fragment.
@@ -396,6 +396,46 @@ def unwrap_layout_tables(tree: LexborHTMLParser, content: LexborNode) -> None:
         for cell in _own_rows(table)[0].iter():
             table.insert_before(move_children(cell, tree.create_node("div")), move=True)
         table.decompose()
+
+
+def blank_table_headers(tree: LexborHTMLParser, content: LexborNode) -> None:
+    """Give a table whose first row is data (not all ``th``, not in ``thead``) an empty header.
+
+    A Markdown table's first row is its header; written from a table of parameters
+    or settings (gtk-doc, Doxygen, key/value tables with ``th`` row headers), the
+    first data row read as column names. The added row's cells hold
+    :data:`~sitelore.core.convert._marks.BLANK_CELL`, made empty with the Markdown.
+    Tables inside tables are left to the converter (they are flattened).
+    """
+    for table in content.css("table"):
+        rows = _own_rows(table)
+        if not rows or table.parent is None or _inside_table(table, content):
+            continue
+        cells = [cell for cell in rows[0].iter() if cell.tag in ("td", "th")]
+        head = rows[0].parent is not None and rows[0].parent.tag == "thead"
+        if not cells or head or all(cell.tag == "th" for cell in cells):
+            continue
+        width = sum(_span(cell) for cell in cells)
+        header = tree.create_node("tr")
+        for _ in range(width):
+            blank = tree.create_node("th")
+            blank.insert_child(BLANK_CELL)
+            header.insert_child(blank)
+        rows[0].insert_before(header, move=True)
+
+
+def _span(cell: LexborNode) -> int:
+    value = cell.attributes.get("colspan") or ""
+    return min(int(value), 64) if value.isdigit() and int(value) > 0 else 1
+
+
+def _inside_table(table: LexborNode, stop: LexborNode) -> bool:
+    node = table.parent
+    while node is not None and node is not stop:
+        if node.tag == "table":
+            return True
+        node = node.parent
+    return False
 
 
 def prepare_structure(tree: LexborHTMLParser, content: LexborNode) -> None:
