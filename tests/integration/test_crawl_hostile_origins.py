@@ -9,6 +9,7 @@ request logs.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -145,6 +146,28 @@ class TestUnreachableRobots:
         assert "/page" not in other.paths
         assert outcome_paths(summary, site.origin) == {"/", "/ok"}
         assert summary.skipped["robots"] == 1
+        # Said why: not a rule of that robots.txt, but no robots.txt to read.
+        named = [line for line in summary.warnings if other.origin in line]
+        assert len(named) == 1
+        assert "could not be read" in named[0]
+        assert "skipped as robots" in named[0]
+
+    async def test_many_unreadable_origins_are_named_ten_times_then_once(
+        self, tmp_path: Path
+    ) -> None:
+        """Twelve origins answering 503 for robots.txt: ten named, then one line for the rest."""
+        down = {"/robots.txt": html("down", status=503), "/page": html("never")}
+        async with contextlib.AsyncExitStack() as stack:
+            others = [await stack.enter_async_context(serve(down, "127.0.0.2")) for _ in range(12)]
+            routes = {"/robots.txt": ALLOW_ALL, "/": links(*(o.origin + "/page" for o in others))}
+            async with serve(routes) as site:
+                summary = await crawl(tmp_path, site.origin + "/")
+        assert summary.skipped["robots"] == 12
+        assert all("/page" not in other.paths for other in others)
+        unreadable = [line for line in summary.warnings if "could not be read" in line]
+        assert len(unreadable) == 11
+        assert sum("127.0.0.2:" in line for line in unreadable) == 10
+        assert "more origins" in unreadable[-1]
 
     async def test_oversized_robots_parsed_up_to_the_cap(self, tmp_path: Path) -> None:
         """600 KiB: the Disallow near the start holds, the one past 512 KiB is not read."""

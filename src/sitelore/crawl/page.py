@@ -77,6 +77,9 @@ _LINK_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 #: The longest Retry-After (or backoff) the crawl waits for; longer ones throttle.
 MAX_BACKOFF_SECONDS = 60.0
 _MIN_BACKOFF_SECONDS = 1.0
+#: Origins with an unreadable robots.txt named one by one in the warnings; after them, one
+#: line says there are more (a page linking thousands of dead hosts floods nothing).
+_UNREADABLE_NAMED = 10
 _T = TypeVar("_T")
 
 
@@ -141,6 +144,8 @@ class PagePipeline:
     sub_fetch: SubFetch | None = None
     #: Origins whose robots.txt URL the guard refused, with why (never asked again).
     blocked: dict[str, str] = dataclasses.field(default_factory=dict)
+    #: Origins whose unreadable robots.txt a warning named (the first few only).
+    unreadable: set[str] = dataclasses.field(default_factory=set)
 
     async def process(self, lease: Lease) -> PageResult:
         """Handle one leased URL: what happened to it, as a value.
@@ -216,8 +221,26 @@ class PagePipeline:
             return dataclasses.replace(
                 self._refused(item, denied, SkipReason.ROBOTS),
                 crawl_delay_ms=rules.requested_crawl_delay_ms,
+                warning=self._unreadable_warning(key, rules),
             )
         return rules
+
+    def _unreadable_warning(self, key: str, rules: RobotsRules) -> str | None:
+        """Say once that ``key``'s URLs count as ``robots`` because its robots.txt could
+        not be read (RFC 9309: disallow all), not because it disallows them."""
+        if not rules.unreachable or key in self.unreadable:
+            return None
+        named = len(self.unreadable)
+        self.unreadable.add(key)
+        if named < _UNREADABLE_NAMED:
+            detail = rules.source.removeprefix("unreachable (").removesuffix(")")
+            return (
+                f"robots.txt of {key} could not be read ({detail}): its URLs are skipped "
+                "as robots (RFC 9309: disallow all; --no-robots overrides)"
+            )
+        if named == _UNREADABLE_NAMED:
+            return "robots.txt of more origins could not be read: their URLs count as robots too"
+        return None
 
     async def _rules(self, lease: Lease, key: str) -> RobotsRules | PageResult:
         """The origin's rules; loading them under the lease is this lease's request."""
