@@ -136,6 +136,15 @@ def test_heading_lines(line: str, expected: tuple[int, str, str | None] | None) 
             "ascii ( text )",
         ),
         ("  <tr>\n<tr><th>Name:</th><td>x</td></tr>", "<tr><th>Name:</th><td>x</td></tr>"),
+        # Code spans keep their text: marks, escapes and URLs in them are code.
+        ("`sorted(iterable, /, *, key=None)`", "sorted(iterable, /, *, key=None)"),
+        (
+            "call `f(*args, **kwargs)` or `__init__`, *not* this",
+            "call f(*args, **kwargs) or __init__, not this",
+        ),
+        ("``a ` b`` and `C:\\dir\\*` and `https://x/y`", "a ` b and C:\\dir\\* and https://x/y"),
+        ("[`os.path`](https://x/os.path.html) and [**b**](u)", "os.path and b"),
+        ("a stray ` tick and *em*", "a stray tick and em"),
     ],
 )
 def test_plain_text_keeps_words_not_markup(markdown: str, expected: str) -> None:

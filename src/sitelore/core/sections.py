@@ -50,8 +50,9 @@ SECTION_TOKENS = 400
 #: again when they open (2: block quote markers left out of the text; 3: line breaks
 #: in table cells and the tags of tables written as HTML left out too; 4: ``link_ratio``
 #: counts the text on link lines, see :func:`link_line`; 5: the quote markers of code
-#: inside a block quote left out; 6: an escaped ``\<br>``, the page's own text, kept).
-SECTIONS_VERSION = 6
+#: inside a block quote left out; 6: an escaped ``\<br>``, the page's own text, kept;
+#: 7: code spans keep their text whole, ``*args`` and ``__init__`` were cut to words).
+SECTIONS_VERSION = 7
 
 _HEADING = re.compile(r"^(#{1,6})[ \t]+(.*?)[ \t]*$")
 # html-to-markdown writes a heading inside <summary> (rustdoc's methods) as "**#### x**".
@@ -84,6 +85,8 @@ _SPACES = re.compile(r"[ \t\u00a0]+")
 # the text stays, and never escaped: "\<br>" is the page's own text.
 _BREAK = re.compile(r"`[^`]*`|(?<!\\)" + LINE_BREAK.pattern, re.IGNORECASE)
 _QUOTE = re.compile(r"^(?:[ \t]{0,3}>)+[ \t]?")
+# A code span: a run of backticks, its text, the same run (CommonMark 6.1).
+_CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)")
 #: One to eight levels of quote markers, no more (a code line's own ">" stays).
 _QUOTE_LEVELS = tuple(re.compile(rf"(?:[ \t]{{0,3}}>){{1,{n}}}[ \t]?") for n in range(1, 9))
 _FIRST_GROUP = operator.itemgetter(1)  # a match's first group: faster than r"\1"
@@ -308,11 +311,30 @@ def _link_line_size(line: str) -> int:
 def _inline(text: str) -> str:
     """One line of Markdown as plain words: no link targets, emphasis marks or escapes.
 
-    Each pattern runs only when the text holds what every match of it must contain
-    (most lines have no link, image, URL, emphasis or escape): the result is the same.
+    Code spans keep every character but their backticks (``*args``, ``__init__``, a URL);
+    link and image syntax goes first, as a link's text may hold code. Each pattern runs
+    only when the text holds what every match of it must contain (most lines have no
+    link, image, URL, emphasis or escape): the result is the same.
     """
     if "]" in text:  # in every image and link (a single character is the fastest test)
         text = _LINK.sub(_FIRST_GROUP, _IMAGE.sub(_FIRST_GROUP, text))
+    if "`" not in text:
+        return _prose(text)
+    if "``" not in text and text.count("`") % 2 == 0:  # single-backtick spans, closed
+        parts = text.split("`")
+        parts[::2] = [_prose(part) if part else part for part in parts[::2]]
+        return "".join(parts)
+    out: list[str] = []
+    start = 0
+    for span in _CODE_SPAN.finditer(text):
+        out += (_prose(text[start : span.start()]), span.group(2))
+        start = span.end()
+    out.append(_prose(text[start:]))
+    return "".join(out)
+
+
+def _prose(text: str) -> str:
+    """Text outside code spans as plain words (see :func:`_inline`)."""
     if "<" in text:
         text = _AUTOLINK.sub("", text)
         if "<br" in text or "<BR" in text:
