@@ -28,6 +28,9 @@ PATHS = ("/ctrl", "/plain", "/gone", "/busy", "/truncated", "/private", "/loop",
 #: A page of incompressible text, gzipped, then cut in the middle of its stream.
 _TEXT = random.Random(0).randbytes(6000).hex().encode()
 TRUNCATED = gzip.compress(b"<html><body><main><p>" + _TEXT + b"</p></main></body></html>")[:4000]
+#: A title written in the terminal library's own markup (a hyperlink, reverse video).
+MARKUP_TITLE = "[link=https://evil.test/]Docs[/link] [reverse]x[/reverse]"
+MARKUP_PAGE = f"<html><head><title>{MARKUP_TITLE}</title></head><body><main><p>M</p>".encode()
 CONTROL_PAGE = (
     b"<html><head><title>Ctrl\x1b]0;pwned\x07</title></head><body><main>"
     b"<h1>Ctrl\x1b]0;pwned\x07</h1><p>Text \x1b[2J\x1b[31m that clears the screen.</p>"
@@ -69,6 +72,7 @@ def _site() -> web.Application:
     app = web.Application()
     app.router.add_get("/", fixed(f"<html><body><main>{home}</main></body></html>".encode()))
     app.router.add_get("/ctrl", fixed(CONTROL_PAGE))
+    app.router.add_get("/markup", fixed(MARKUP_PAGE))  # not linked: fetched on its own
     app.router.add_get("/plain", fixed(b"Plain\x00 title\r\nbody\x1b[31m text\n", "text/plain"))
     app.router.add_get("/gone", fixed(b"\x0b\x02\x80gone\x03", status=404, encoding="br"))
     app.router.add_get("/busy", busy)
@@ -165,3 +169,16 @@ def test_the_cli_shows_a_hostile_page_without_its_escape_sequences(
         assert "Ctrl" in out
         assert "\x1b" not in out + err
         assert "\x07" not in out + err
+
+
+def test_fetch_prints_a_title_as_text_not_terminal_markup(
+    threaded_site: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``fetch`` printed the stored title with Rich markup on: a page could write a
+    terminal hyperlink or reverse video into the line."""
+    with pytest.raises(SystemExit) as info:
+        main(["fetch", threaded_site + "/markup", "--db", str(tmp_path / "s.db"),
+              "--allow-private", "127.0.0.1"])  # fmt: skip
+    out, err = capsys.readouterr()
+    assert info.value.code == 0, err
+    assert MARKUP_TITLE in out

@@ -16,6 +16,7 @@ from tests.samples import tiny_pdf
 from sitelore.core.convert import decode_body, html_to_document, html_view, to_document
 from sitelore.core.convert._article import _may_hold_article
 from sitelore.core.convert._readability import extract_article
+from sitelore.core.convert._structure import blank_table_headers
 from sitelore.core.convert._tree import text_length
 from sitelore.core.errors import ConversionError, UnsupportedContentTypeError
 from sitelore.core.models import split_content_type
@@ -222,6 +223,21 @@ def test_gfm_table() -> None:
 def test_a_table_without_a_header_row_gets_a_blank_one(table: str, lines: list[str]) -> None:
     """Markdown reads a table's first row as its header: data must not be put there."""
     assert markdown_of(table).splitlines()[: len(lines)] == lines
+
+
+def test_blank_headers_inside_content_that_is_a_layout_cell() -> None:
+    """Content chosen inside a layout table's cell: its own tables are not "nested"."""
+    tree = LexborHTMLParser(
+        "<table><tr><td id='c'><table><tr><td>k</td><td colspan='\u00b2'>v</td></tr>"
+        "<tr><td><table><tr><td>in</td></tr></table></td><td>w</td></tr></table>"
+        "</td></tr></table>"
+    )
+    content = tree.css_first("#c")
+    assert content is not None
+    blank_table_headers(tree, content)
+    outer, nested = content.css("table")
+    assert len(outer.css("tr")[0].css("th")) == 2  # blank; a colspan of "²" counts one
+    assert nested.css("tr")[0].css_first("th") is None  # nested tables are left alone
 
 
 def test_nested_lists_stay_lists() -> None:

@@ -59,6 +59,8 @@ def _targets(markdown: str) -> list[str]:
         # Alt text of an image whose source is unusable becomes text.
         "<p><img src='' alt='[a](https://evil.test/a)'></p>",
         "<p><img src='data:x' alt='![p](https://evil.test/p.png)'></p>",
+        "<p>[x]<img src='' alt='(https://evil.test/)'></p>",
+        "<p><img src='' alt='[x]'><span>(https://evil.test/)</span></p>",
     ],
 )
 def test_text_spelling_a_link_or_image_renders_as_text(body: str) -> None:
@@ -82,6 +84,22 @@ def test_markup_the_page_made_still_renders(body: str, targets: list[str], shown
     assert _targets(markdown) == targets
     rendered = MarkdownIt("commonmark").render(markdown)
     assert shown in re.sub(r"<[^>]*>", "", rendered)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "<p>wow!<span><a href='https://t.test/p.gif'>y</a></span></p>",
+        "<p>wow!<!-- c --><a href='https://t.test/p.gif'>y</a></p>",
+        "<p><img src='' alt='!'><a href='https://t.test/p.gif'>y</a></p>",
+        "<p><b>wow!</b><a href='https://t.test/p.gif'>y</a></p>",
+    ],
+)
+def test_a_bang_before_a_link_never_makes_an_image(body: str) -> None:
+    tokens = MarkdownIt("commonmark").parseInline(_markdown(body))
+    kinds = [child.type for token in tokens for child in token.children or []]
+    assert "image" not in kinds
+    assert _targets(_markdown(body)) == ["https://t.test/p.gif"]
 
 
 def test_brackets_in_code_are_never_escaped() -> None:
@@ -121,6 +139,19 @@ def test_marks_are_distinct_noncharacters() -> None:
     assert len(set(_MARKS)) == len(_MARKS)
     assert all(len(mark) == 1 and _is_mark_range(mark) for mark in _MARKS)
     assert set(_marks.MARKS) == set(_MARKS)
+
+
+@pytest.mark.parametrize(
+    "attribute",
+    [
+        "<a href='/a' title='&#xFDDA;99&#xFDDB;'>a</a>",
+        "<img src='/i.png' alt='&#xFDD9;7&#xFDD9;' title='&#xFDDA;5&#xFDDB;'>",
+    ],
+)
+def test_marks_in_attributes_the_markdown_writes_are_dropped(attribute: str) -> None:
+    markdown = _markdown(f"<h2 id='h'>Head</h2><p>{attribute}</p>")
+    assert not any(mark in markdown for mark in _MARKS)
+    assert "## Head {#h}" in markdown
 
 
 def test_marks_spelling_a_link_stay_text() -> None:

@@ -269,9 +269,11 @@ def fetch(
     if as_json:
         print_json(page.to_json() if page else None)
     elif page is not None and page.duplicate_of is not None:
-        out_console.print(f"duplicate of {page.duplicate_of}  {page.title}  {page.final_url}")
+        line = f"duplicate of {page.duplicate_of}  {page.title}  {page.final_url}"
+        out_console.print(line, markup=False)  # a page's title is its text, not markup
     elif page is not None and page.error is None:
-        out_console.print(f"stored {page.document_id}  {page.title}  {page.final_url}")
+        line = f"stored {page.document_id}  {page.title}  {page.final_url}"
+        out_console.print(line, markup=False)
     if page is None:
         reason = summary.truncated_reason or "no request was made"
         err_console.print(f"sitelore: not fetched ({reason}): {summary.seed}", markup=False)

@@ -85,14 +85,14 @@ def enqueue_command(
     if as_json:
         print_json(queued.to_json())
     else:
-        out_console.print(f"queued crawl {queued.crawl_id} of {queued.seed}")
+        out_console.print(f"queued crawl {queued.crawl_id} of {queued.seed}", markup=False)
         out_console.print(
             f"  run workers:  sitelore worker --frontier {frontier} --db DB "
             f"[--crawl {queued.crawl_id}]"
         )
         out_console.print(f"  progress:     sitelore crawl-status {queued.crawl_id} --frontier ...")
     for note in (*queued.clamped, *queued.warnings):
-        err_console.print(f"warning: {note}")
+        err_console.print(f"warning: {note}", markup=False)
 
 
 def _when(ms: str | None) -> str | None:
@@ -140,7 +140,7 @@ def status_json(status: CrawlStatus) -> dict[str, Any]:
 def _print_status(data: dict[str, Any]) -> None:
     state = data["state"] + (f" ({data['truncatedReason']})" if data["truncatedReason"] else "")
     out_console.print(f"crawl {data['crawlId']}: {state}")
-    out_console.print(f"  seed     {data['seed']}")
+    out_console.print(f"  seed     {data['seed']}", markup=False)
     out_console.print(
         f"  pages    fetched {data['pagesFetched']}, indexed {data['pagesIndexed']}, "
         f"errors {data['errors']}; queued {data['queued']}, "
@@ -153,7 +153,7 @@ def _print_status(data: dict[str, Any]) -> None:
         f"{data['readyHosts']} origins ready"
     )
     for error in data["recentErrors"][:5]:
-        out_console.print(f"  error    {error['url']}: {error['message']}")
+        out_console.print(f"  error    {error['url']}: {error['message']}", markup=False)
 
 
 def register(app: typer.Typer) -> None:

@@ -90,7 +90,8 @@ def unmark_heading_ids(markdown: str, ids: list[str]) -> str:
     """Turn the markers in ``markdown`` into `` {#id}`` on heading lines, drop any other."""
 
     def keep(match: re.Match[str]) -> str:
-        return f" {{#{ids[int(match.group(1))]}}}"
+        number = int(match.group(1))
+        return f" {{#{ids[number]}}}" if number < len(ids) else ""  # not one of ours: dropped
 
     lines = markdown.split("\n")
     for number, line in enumerate(lines):

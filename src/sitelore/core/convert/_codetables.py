@@ -33,7 +33,7 @@ def _html_table(table: LexborNode, to_markdown: Callable[[str], str]) -> str:
             spans = {
                 name: value
                 for name in ("colspan", "rowspan")
-                if (value := cell.attributes.get(name)) and value.isdigit()
+                if (value := cell.attributes.get(name)) and value.isascii() and value.isdigit()
             }
             opening = table_tag(cell.tag, spans=spans)
             lines += [opening, "", to_markdown(cell.inner_html or "").strip(), ""]
@@ -70,6 +70,9 @@ def fill_slots(markdown: str, tables: list[str]) -> str:
     """Put each written table in its slot, under the slot's list indent or quote."""
     if not tables:
         return markdown
-    return _TABLE_SLOT.sub(
-        lambda match: _indent(tables[int(match.group(2))], match.group(1)), markdown
-    )
+
+    def fill(match: re.Match[str]) -> str:
+        number = int(match.group(2))
+        return _indent(tables[number], match.group(1)) if number < len(tables) else ""
+
+    return _TABLE_SLOT.sub(fill, markdown)

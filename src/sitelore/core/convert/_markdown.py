@@ -307,11 +307,13 @@ def _drop_marks(content: LexborNode) -> None:
 def _escape_text(content: LexborNode) -> None:
     """Escape text outside code that Markdown would read as markup.
 
-    ``<`` (it would start HTML), a ``!`` that would turn a link into an image, and a
-    ``]`` that closes a link's text (``](``, ``][``, ``]:``), so that a page whose text
-    spells ``[x](javascript:...)`` or ``![](https://tracker/)`` stays that text and
-    never becomes a link or an image in a Markdown renderer; the ``]`` may end one
-    text node and the ``(`` start the next (``[x]<span>(...)</span>``).
+    ``<`` (it would start HTML), a ``!`` that would turn the link after it into an
+    image, and a ``]`` that closes a link's text (``](``, ``][``, ``]:``), so that a
+    page whose text spells ``[x](javascript:...)`` or ``![](https://tracker/)`` stays
+    that text and never becomes a link or an image in a Markdown renderer. Both look
+    across elements, as the Markdown will: the ``]`` may end one text node and the
+    ``(`` start the next (``[x]<span>(...)</span>``), and the link may follow the
+    ``!`` inside a ``<span>`` or after a comment.
     """
     whole = content.text(deep=True)
     brackets = _LINK_CLOSE.search(whole) is not None
@@ -319,17 +321,25 @@ def _escape_text(content: LexborNode) -> None:
         return  # most pages: one native pass instead of a Python walk of every node
     found: dict[int, tuple[LexborNode, str]] = {}
     previous: tuple[LexborNode, str] | None = None  # the last text node outside code
+    bang: tuple[LexborNode, str] | None = None  # a text node ending "!", until words come
     for node in content.traverse(include_text=True):
-        if node.tag != "-text" or within(node, _CODE_TAGS, content):
+        if node.tag == "a" and bang is not None:  # "!" then a link: not an image
+            before, shown = found.get(id(bang[0]), bang)
+            found[id(before)] = (before, shown[:-1] + LINK_TEXT["!"])
+            bang = None
+            continue
+        if node.tag != "-text":
             continue
         text = node.text_content or ""
-        if not text:
+        if not text.strip():
+            continue
+        bang = None
+        if within(node, _CODE_TAGS, content):
+            previous = None
             continue
         marked = text
         if "<" in marked:
             marked = marked.translate(_ANGLE_MARK)
-        if marked.endswith("!") and node.next is not None and node.next.tag == "a":
-            marked = marked[:-1] + LINK_TEXT["!"]
         if brackets and "]" in marked:
             marked = _LINK_CLOSE.sub(_CLOSE_MARK, marked)
         if brackets and previous is not None and marked[0] in _LINK_FOLLOWERS:
@@ -339,6 +349,8 @@ def _escape_text(content: LexborNode) -> None:
         if marked != text:
             found[id(node)] = (node, marked)
         previous = found.get(id(node), (node, marked))
+        if marked.endswith("!"):
+            bang = previous
     for node, text in found.values():
         node.replace_with(text)
 
@@ -353,6 +365,7 @@ def _prepare_links(content: LexborNode, resolve: Callable[[str], str | None]) ->
                 del attrs["href"]
             else:
                 attrs["href"] = url
+        _unmark_attributes(attrs, ("title",))
         if _NEEDS_MARKING.search(link.text(deep=True)):
             _mark_link_text(link, content)
 
@@ -366,12 +379,21 @@ def _prepare_images(content: LexborNode, resolve: Callable[[str], str | None]) -
         url = resolve(src) if src and not src.startswith("data:") else None
         if url is None or url.startswith("mailto:"):
             alt = without_marks(attrs.get("alt") or "").strip()
-            if alt:  # text now, escaped as the page's text is (_escape_text)
-                img.replace_with(_LINK_CLOSE.sub(_CLOSE_MARK, alt.translate(_ANGLE_MARK)))
+            if alt:  # text now: escaped with the page's text (_escape_text runs next)
+                img.replace_with(alt)
             else:
                 img.decompose()
         else:
             attrs["src"] = url
+            _unmark_attributes(attrs, ("alt", "title"))
+
+
+def _unmark_attributes(attrs: Any, names: tuple[str, ...]) -> None:
+    """Take mark characters out of attributes the Markdown writes (a link's title)."""
+    for name in names:
+        value = attrs.get(name)
+        if value and holds_marks(value):
+            attrs[name] = without_marks(value)
 
 
 def _tidy(markdown: str) -> str:
@@ -412,9 +434,9 @@ def content_to_markdown(
     _prepare_admonitions(tree, content)
     unwrap_layout_tables(tree, content)
     _separate_quotes(tree, content)
+    _prepare_images(content, resolve)  # alt text left as text is escaped next
     _escape_text(content)
     _prepare_links(content, resolve)
-    _prepare_images(content, resolve)
     ids = mark_heading_ids(content)
     tables = slot_code_tables(tree, content, _to_markdown)
     blank_table_headers(tree, content)

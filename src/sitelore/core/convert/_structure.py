@@ -49,6 +49,7 @@ from sitelore.core.convert._tree import (
 __all__ = ["blank_table_headers", "prepare_structure", "unwrap_layout_tables"]
 
 _HEADINGS = "h1, h2, h3, h4, h5, h6"
+_TABLE = ("table",)
 #: Headings this pass rewrites: rustdoc code headers, and those holding a link to a fragment.
 _CODE_HEADERS = (
     f".code-header:is({_HEADINGS}), :is({_HEADINGS}) a[href^='#'], a[href^='#'] > :is({_HEADINGS})"
@@ -409,7 +410,7 @@ def blank_table_headers(tree: LexborHTMLParser, content: LexborNode) -> None:
     """
     for table in content.css("table"):
         rows = _own_rows(table)
-        if not rows or table.parent is None or _inside_table(table, content):
+        if not rows or table.parent is None or within(table, _TABLE, content):
             continue
         cells = [cell for cell in rows[0].iter() if cell.tag in ("td", "th")]
         head = rows[0].parent is not None and rows[0].parent.tag == "thead"
@@ -426,16 +427,7 @@ def blank_table_headers(tree: LexborHTMLParser, content: LexborNode) -> None:
 
 def _span(cell: LexborNode) -> int:
     value = cell.attributes.get("colspan") or ""
-    return min(int(value), 64) if value.isdigit() and int(value) > 0 else 1
-
-
-def _inside_table(table: LexborNode, stop: LexborNode) -> bool:
-    node = table.parent
-    while node is not None and node is not stop:
-        if node.tag == "table":
-            return True
-        node = node.parent
-    return False
+    return min(int(value), 64) if value.isascii() and value.isdigit() and int(value) > 0 else 1
 
 
 def prepare_structure(tree: LexborHTMLParser, content: LexborNode) -> None:
