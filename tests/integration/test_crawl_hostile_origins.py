@@ -27,6 +27,7 @@ from tests.loopback import (
     stalling,
     text,
 )
+from tests.scale_support import crawl_scaled
 
 from sitelore.app.bootstrap import Runtime
 from sitelore.core.config import Settings
@@ -168,6 +169,24 @@ class TestUnreachableRobots:
         assert len(unreadable) == 11
         assert sum("127.0.0.2:" in line for line in unreadable) == 10
         assert "more origins" in unreadable[-1]
+
+    @pytest.mark.slow
+    async def test_a_scaled_out_crawl_keeps_the_warning_for_crawl_status(
+        self, tmp_path: Path
+    ) -> None:
+        """Workers keep warnings in Redis, once each, for ``crawl-status``."""
+        down = {"/robots.txt": html("down", status=503), "/a": html("a"), "/b": html("b")}
+        async with serve(down, "127.0.0.2") as other:
+            page_links = links(other.origin + "/a", other.origin + "/b")
+            async with serve({"/robots.txt": ALLOW_ALL, "/": page_links}) as site:
+                settings = Settings(
+                    store=str(tmp_path / "s.db"), allow_private=("127.0.0.1", "127.0.0.2")
+                )
+                status = await crawl_scaled(settings, site.origin + "/", ANY_DOMAIN)
+        assert status.stats["skipped_robots"] == 2
+        assert len(status.warnings) == 1
+        assert other.origin in status.warnings[0]
+        assert "could not be read" in status.warnings[0]
 
     async def test_oversized_robots_parsed_up_to_the_cap(self, tmp_path: Path) -> None:
         """600 KiB: the Disallow near the start holds, the one past 512 KiB is not read."""

@@ -134,6 +134,7 @@ def status_json(status: CrawlStatus) -> dict[str, Any]:
         "stats": dict(sorted(stats.items())),
         "recentErrors": errors,
         "dead": status.dead,
+        "warnings": list(status.warnings),
     }
 
 
@@ -154,6 +155,8 @@ def _print_status(data: dict[str, Any]) -> None:
     )
     for error in data["recentErrors"][:5]:
         out_console.print(f"  error    {error['url']}: {error['message']}", markup=False)
+    for warning in data["warnings"]:
+        out_console.print(f"  warning  {warning}", markup=False)
 
 
 def register(app: typer.Typer) -> None:

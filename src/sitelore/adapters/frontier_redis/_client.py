@@ -119,6 +119,18 @@ class Completion:
     links: Sequence[FrontierItem] = ()
 
 
+#: The most warning lines a crawl keeps in Redis.
+MAX_WARNINGS = 50
+# A line once, while fewer than the cap are kept (LPOS: Redis 6.0.6+; 7 is required).
+_WARN = """
+if redis.call('LPOS', KEYS[1], ARGV[1]) == false
+    and redis.call('LLEN', KEYS[1]) < tonumber(ARGV[2]) then
+  redis.call('RPUSH', KEYS[1], ARGV[1])
+end
+return 0
+"""
+
+
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class CrawlStatus:
     """A crawl's progress as Redis holds it."""
@@ -131,6 +143,8 @@ class CrawlStatus:
     workers_alive: int
     errors: list[str]
     dead: int
+    #: The crawl's first warnings (blocked or unreadable origins...), each once.
+    warnings: list[str] = dataclasses.field(default_factory=list)
 
 
 def _packed(stats: Mapping[str, int], links: Sequence[FrontierItem], buckets: int) -> list[Any]:
@@ -407,6 +421,7 @@ class RedisFrontier:
             beats: list[Any] = await redis.zrange(f"{key}:workers", 0, -1, withscores=True)
             errors = await redis.lrange(f"{key}:errors", 0, 9)
             dead = await redis.llen(f"{key}:dead")
+            warnings = await redis.lrange(f"{key}:warnings", 0, -1)
         alive = sum(1 for beat in beats if now_ms - int(beat[1]) <= heartbeat_timeout_ms)
         return CrawlStatus(
             crawl_id=crawl_id,
@@ -417,7 +432,16 @@ class RedisFrontier:
             workers_alive=alive,
             errors=[str(e) for e in errors],
             dead=int(dead),
+            warnings=[str(w) for w in warnings],
         )
+
+    async def warn(self, crawl_id: str, line: str) -> None:
+        """Keep ``line`` among the crawl's warnings: once, and only the first
+        :data:`MAX_WARNINGS` (every worker may say the same thing)."""
+        with self._errors("save warning"):
+            await self._redis.eval(
+                _WARN, 1, f"{self.prefix(crawl_id)}:warnings", line, MAX_WARNINGS
+            )
 
     async def changes(self, crawl_id: str) -> list[tuple[str, str]]:
         """An incremental crawl's pages as ``(change kind, URL)``, in completion order."""

@@ -29,6 +29,7 @@ Keys under ``P`` (the layout of research/distributed.md section 3.2, adapted):
 ``wl:<worker>``    SET     lease ids a worker holds
 ``workers``        ZSET    worker id -> last heartbeat (ms)
 ``errors``         LIST    the last 100 page errors (``url\\tkind\\tmessage``)
+``warnings``       LIST    the crawl's first warnings, each once (``RedisFrontier.warn``)
 ``changes``        LIST    an incremental crawl's pages (``kind\\turl``), for its report
 ``twins``          HASH    claimed documents of twin URLs (``core.twins.claim_key`` ->
                            the URL that holds it)
@@ -175,7 +176,8 @@ local function finish(now, reason)
   redis.call('DEL', P .. ':hostset', P .. ':hosts', P .. ':leases', P .. ':inflight',
              P .. ':workers', P .. ':seq', P .. ':twins')
   local keep = tonumber(redis.call('HGET', meta, 'keep_ms') or '604800000')
-  for _, key in ipairs({meta, P .. ':stats', P .. ':errors', P .. ':dead', P .. ':changes'}) do
+  for _, key in ipairs({meta, P .. ':stats', P .. ':errors', P .. ':dead', P .. ':changes',
+                        P .. ':warnings'}) do
     redis.call('PEXPIRE', key, keep)
   end
 end

@@ -268,6 +268,7 @@ class _Session:
                 return  # the crawl is over; its next lease call ends it
             if result.warning is not None:
                 log.warning("crawl %s: %s", self.crawl_id, result.warning)
+                await self.worker.frontier.warn(self.crawl_id, result.warning)
             if result.throttle is not None:
                 assert self._robots is not None
                 log.warning("throttled %s: %s", lease.origin, result.throttle)
