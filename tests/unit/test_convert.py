@@ -208,6 +208,12 @@ def test_gfm_table() -> None:
             "<td>y</td></tr></table>",
             ["|  |  |  |", "| --- | --- | --- |"],
         ),
+        # A <tfoot> written first (HTML 4) is not the first row shown.
+        (
+            "<table><tfoot><tr><td>F1</td><td>F2</td></tr></tfoot>"
+            "<tbody><tr><td>a</td><td>b</td></tr></tbody></table>",
+            ["|  |  |", "| --- | --- |", "| a | b |"],
+        ),
         # A header row of th, or any row in thead, stays the header.
         (
             "<table><tr><th>A</th><th>B</th></tr><tr><td>1</td><td>2</td></tr></table>",

@@ -60,6 +60,10 @@ def _targets(markdown: str) -> list[str]:
         "<p><img src='' alt='[a](https://evil.test/a)'></p>",
         "<p><img src='data:x' alt='![p](https://evil.test/p.png)'></p>",
         "<p>[x]<img src='' alt='(https://evil.test/)'></p>",
+        # The page's own backslash before an escaped character must not cancel it.
+        "<p>[a\\](https://evil.test/)</p>",
+        # A stray backtick in the text must not move the edges of a code span.
+        "<p>a`b <code>![i](https://evil.test/t.png)</code> c</p>",
         "<p><img src='' alt='[x]'><span>(https://evil.test/)</span></p>",
     ],
 )
@@ -93,6 +97,7 @@ def test_markup_the_page_made_still_renders(body: str, targets: list[str], shown
         "<p>wow!<!-- c --><a href='https://t.test/p.gif'>y</a></p>",
         "<p><img src='' alt='!'><a href='https://t.test/p.gif'>y</a></p>",
         "<p><b>wow!</b><a href='https://t.test/p.gif'>y</a></p>",
+        "<p>see \\!<a href='https://t.test/p.gif'>y</a></p>",
     ],
 )
 def test_a_bang_before_a_link_never_makes_an_image(body: str) -> None:
@@ -190,3 +195,17 @@ def test_text_holding_marks_converts_as_text(text: str, written: str) -> None:
     assert " ".join(f"c {shown}".split()) in lines
     assert "<table>" in markdown  # the code table's slot was filled
     assert not any(mark in markdown for mark in _MARKS)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "<p>x\\&lt;img src=x onerror=alert(1)&gt;</p>",
+        "<p>x&lt;img src=x onerror=alert(1)&gt;</p>",
+        "<p>a`b <code>&lt;img src=x onerror=alert(1)&gt;</code> c ` d</p>",
+    ],
+)
+def test_text_spelling_html_renders_as_text(body: str) -> None:
+    """Raw HTML is on in CommonMark: text that spells a tag must stay text."""
+    rendered = MarkdownIt("commonmark").render(_markdown(body))
+    assert "<img" not in rendered, rendered

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pickle
+import time
 
 import pytest
 
@@ -145,6 +146,11 @@ def test_heading_lines(line: str, expected: tuple[int, str, str | None] | None) 
         ("``a ` b`` and `C:\\dir\\*` and `https://x/y`", "a ` b and C:\\dir\\* and https://x/y"),
         ("[`os.path`](https://x/os.path.html) and [**b**](u)", "os.path and b"),
         ("a stray ` tick and *em*", "a stray tick and em"),
+        # Code beside or inside link text: found before the links go (runs never merge).
+        ("`Optional[`[`Config`](https://x/c)`]`", "Optional[Config]"),
+        ("[`f(*a)` and `[i]`](https://x/u) `b`", "f(*a) and [i] b"),
+        ("see https://x/ `code` and \\![y](u)", "see code and !y"),
+        ("an escaped \\` tick and `x*y` and ``a ` b``", "an escaped ` tick and x*y and a ` b"),
     ],
 )
 def test_plain_text_keeps_words_not_markup(markdown: str, expected: str) -> None:
@@ -334,3 +340,11 @@ def test_sections_survive_pickling_between_processes() -> None:
     """Conversion workers pickle a page's sections to the loop: every field comes back."""
     sections = split_sections("intro\n\n## A {#a}\n\nsee [x](https://x/) *now*\n")
     assert pickle.loads(pickle.dumps(sections)) == sections
+
+
+def test_unmatched_backtick_runs_cost_linear_time() -> None:
+    """Runs of every length, none closed: one pass, not a scan to the end per run."""
+    line = "".join("`" * length + "x" for length in range(1, 1200))
+    started = time.perf_counter()
+    assert "x" in plain_text(line)
+    assert time.perf_counter() - started < 1.0  # a guard against blow-ups (was 8 s)

@@ -67,9 +67,9 @@ _LINK = re.compile(
     r"\[([^\[\]\\]*(?:\\.[^\[\]\\]*)*)\]"
     r"\([^()\s]*(?:\([^()\s]*\)[^()\s]*)*(?:[ \t]+\"[^\"]*\")?\)"
 )
-_IMAGE = re.compile("!" + _LINK.pattern)
+_IMAGE = re.compile(r"(?<!\\)!" + _LINK.pattern)  # "\!" is an escaped "!", then a link
 _AUTOLINK = re.compile(r"<(?:https?|mailto|ftp):[^>\s]*>")
-_BARE_URL = re.compile(r"\b(?:https?|ftp)://\S+")
+_BARE_URL = re.compile(r"\b(?:https?|ftp)://[^\s\ufdef]+")  # up to a code span's slot
 # Each alternative starts with its mark (its lookbehinds after it), so the regex engine
 # jumps from "*" to "*"; only text with "__" needs _EMPHASIS (two marks: a slower scan).
 _STARS = (
@@ -85,8 +85,12 @@ _SPACES = re.compile(r"[ \t\u00a0]+")
 # the text stays, and never escaped: "\<br>" is the page's own text.
 _BREAK = re.compile(r"`[^`]*`|(?<!\\)" + LINE_BREAK.pattern, re.IGNORECASE)
 _QUOTE = re.compile(r"^(?:[ \t]{0,3}>)+[ \t]?")
-# A code span: a run of backticks, its text, the same run (CommonMark 6.1).
-_CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)")
+_TICKS = re.compile(r"`+")
+#: Where a code span stands while the rest of its line is made plain (a noncharacter:
+#: never in a page's text, see ``convert._marks``), and the pattern of such a slot.
+_SLOT = "\ufdef"
+_SLOTTED = re.compile(_SLOT + r"(\d+)" + _SLOT)
+_TICK = "\ufdee"  # an escaped backtick while the stray ones go
 #: One to eight levels of quote markers, no more (a code line's own ">" stays).
 _QUOTE_LEVELS = tuple(re.compile(rf"(?:[ \t]{{0,3}}>){{1,{n}}}[ \t]?") for n in range(1, 9))
 _FIRST_GROUP = operator.itemgetter(1)  # a match's first group: faster than r"\1"
@@ -311,26 +315,66 @@ def _link_line_size(line: str) -> int:
 def _inline(text: str) -> str:
     """One line of Markdown as plain words: no link targets, emphasis marks or escapes.
 
-    Code spans keep every character but their backticks (``*args``, ``__init__``, a URL);
-    link and image syntax goes first, as a link's text may hold code. Each pattern runs
-    only when the text holds what every match of it must contain (most lines have no
-    link, image, URL, emphasis or escape): the result is the same.
+    Code spans keep every character but their backticks (``*args``, ``__init__``, a
+    URL): they are found first and stand aside as numbered slots while links and the
+    rest are taken out (a link's text may hold code, code may sit beside a link). Each
+    pattern runs only when the text holds what every match of it must contain (most
+    lines have no code, link, image, URL, emphasis or escape): the result is the same.
     """
-    if "]" in text:  # in every image and link (a single character is the fastest test)
-        text = _LINK.sub(_FIRST_GROUP, _IMAGE.sub(_FIRST_GROUP, text))
     if "`" not in text:
+        if "]" in text:  # in every image and link (a single character is the fastest test)
+            text = _LINK.sub(_FIRST_GROUP, _IMAGE.sub(_FIRST_GROUP, text))
         return _prose(text)
-    if "``" not in text and text.count("`") % 2 == 0:  # single-backtick spans, closed
-        parts = text.split("`")
-        parts[::2] = [_prose(part) if part else part for part in parts[::2]]
-        return "".join(parts)
-    out: list[str] = []
-    start = 0
-    for span in _CODE_SPAN.finditer(text):
-        out += (_prose(text[start : span.start()]), span.group(2))
-        start = span.end()
-    out.append(_prose(text[start:]))
-    return "".join(out)
+    if "``" not in text and "\\`" not in text and text.count("`") % 2 == 0:
+        parts = text.split("`")  # single backticks, each closed: odd parts are code
+        if "]" not in text:
+            parts[::2] = [_prose(part) if part else part for part in parts[::2]]
+            return "".join(parts)
+        codes = parts[1::2]
+    else:
+        spans = _code_spans(text)
+        codes = [code for _, _, code in spans]
+        parts, start = [], 0
+        for begin, end, code in spans:
+            parts += (text[start:begin], code)
+            start = end
+        parts.append(text[start:])
+    parts[1::2] = [f"{_SLOT}{number}{_SLOT}" for number in range(len(codes))]
+    text = "".join(parts)
+    if "]" in text:
+        text = _LINK.sub(_FIRST_GROUP, _IMAGE.sub(_FIRST_GROUP, text))
+    text = _prose(text)
+    return _SLOTTED.sub(lambda slot: codes[int(slot.group(1))], text) if codes else text
+
+
+def _code_spans(text: str) -> list[tuple[int, int, str]]:
+    """The code spans of a line: (start, end, code), in one pass (CommonMark 6.1).
+
+    A run of backticks opens a span that the next run of the same length closes; a run
+    with no such partner is text. A run after a backslash opens nothing (an escaped
+    backtick). The code loses one space at each end when it has one at both.
+    """
+    runs = [(match.start(), match.end()) for match in _TICKS.finditer(text)]
+    partner: list[int | None] = [None] * len(runs)
+    last: dict[int, int] = {}
+    for index in range(len(runs) - 1, -1, -1):
+        length = runs[index][1] - runs[index][0]
+        partner[index] = last.get(length)
+        last[length] = index
+    spans: list[tuple[int, int, str]] = []
+    index = 0
+    while index < len(runs):
+        closing = partner[index]
+        begin = runs[index][0]
+        if closing is None or (begin and text[begin - 1] == "\\"):
+            index += 1
+            continue
+        code = text[runs[index][1] : runs[closing][0]]
+        if len(code) > 2 and code[0] == code[-1] == " " and code.strip():
+            code = code[1:-1]
+        spans.append((begin, runs[closing][1], code))
+        index = closing + 1
+    return spans
 
 
 def _prose(text: str) -> str:
@@ -341,7 +385,8 @@ def _prose(text: str) -> str:
             text = _BREAK.sub(_space_unless_code, text)
     if ":" in text and "://" in text:  # most lines have no ":" (a faster test)
         text = _BARE_URL.sub("", text)
-    text = text.replace("`", "")
+    if "`" in text:  # stray backticks go; an escaped one ("\\`") is the page's own
+        text = text.replace("\\`", _TICK).replace("`", "").replace(_TICK, "\\`")
     if "__" in text:
         text = _EMPHASIS.sub("", text)
     elif "*" in text:

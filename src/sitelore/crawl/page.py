@@ -231,6 +231,8 @@ class PagePipeline:
         if not rules.unreachable or key in self.unreadable:
             return None
         named = len(self.unreadable)
+        if named > _UNREADABLE_NAMED:
+            return None  # said "more" already; the set stops growing
         self.unreadable.add(key)
         if named < _UNREADABLE_NAMED:
             detail = rules.source.removeprefix("unreachable (").removesuffix(")")

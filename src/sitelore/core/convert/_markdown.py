@@ -79,7 +79,9 @@ _UNMARK = (
     (MARKUP_CLOSE, "]"),
     (BLANK_CELL, ""),
 )
-_ANGLE_MARK = str.maketrans({"<": LINK_TEXT["<"]})
+_ANGLE_MARK = str.maketrans({"<": LINK_TEXT["<"], "`": LINK_TEXT["`"]})
+#: Backslashes of the page's text right before a mark that becomes an escape.
+_BACKSLASHED_MARK = re.compile("(\\\\+)(?=[" + "".join(LINK_TEXT.values()) + "])")
 _NEEDS_MARKING = re.compile(r"[\[\]<>*_`]")
 #: A ``]`` that would close a link's text: followed by ``(`` (inline link or image),
 #: ``[`` (reference link) or ``:`` (reference definition).
@@ -280,6 +282,10 @@ def _mark_link_text(link: LexborNode, content: LexborNode) -> None:
 
 def _to_markdown(html: str) -> str:
     markdown = convert(html, _options()).content or ""
+    if "\\" in markdown and _BACKSLASHED_MARK.search(markdown) is not None:
+        # The page's own backslash before an escaped character would escape the escape
+        # ("x\\" + "\\<" reads as a backslash, then live HTML): it is written escaped.
+        markdown = _BACKSLASHED_MARK.sub(_doubled, markdown)
     for marker, escaped in _UNMARK:
         if marker in markdown:
             markdown = markdown.replace(marker, escaped)
@@ -304,6 +310,10 @@ def _drop_marks(content: LexborNode) -> None:
         node.replace_with(text)
 
 
+def _doubled(match: re.Match[str]) -> str:
+    return match.group() * 2
+
+
 def _escape_text(content: LexborNode) -> None:
     """Escape text outside code that Markdown would read as markup.
 
@@ -317,7 +327,7 @@ def _escape_text(content: LexborNode) -> None:
     """
     whole = content.text(deep=True)
     brackets = _LINK_CLOSE.search(whole) is not None
-    if "<" not in whole and "!" not in whole and not brackets:
+    if "<" not in whole and "!" not in whole and "`" not in whole and not brackets:
         return  # most pages: one native pass instead of a Python walk of every node
     found: dict[int, tuple[LexborNode, str]] = {}
     previous: tuple[LexborNode, str] | None = None  # the last text node outside code
@@ -338,7 +348,7 @@ def _escape_text(content: LexborNode) -> None:
             previous = None
             continue
         marked = text
-        if "<" in marked:
+        if "<" in marked or "`" in marked:  # HTML, or a code span's edge moved
             marked = marked.translate(_ANGLE_MARK)
         if brackets and "]" in marked:
             marked = _LINK_CLOSE.sub(_CLOSE_MARK, marked)

@@ -409,7 +409,8 @@ def blank_table_headers(tree: LexborHTMLParser, content: LexborNode) -> None:
     Tables inside tables are left to the converter (they are flattened).
     """
     for table in content.css("table"):
-        rows = _own_rows(table)
+        # The first row shown: a <tfoot> may come first in the source (HTML 4).
+        rows = [row for row in _own_rows(table) if row.parent is None or row.parent.tag != "tfoot"]
         if not rows or table.parent is None or within(table, _TABLE, content):
             continue
         cells = [cell for cell in rows[0].iter() if cell.tag in ("td", "th")]
