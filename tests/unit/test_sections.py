@@ -151,6 +151,8 @@ def test_heading_lines(line: str, expected: tuple[int, str, str | None] | None) 
         ("[`f(*a)` and `[i]`](https://x/u) `b`", "f(*a) and [i] b"),
         ("see https://x/ `code` and \\![y](u)", "see code and !y"),
         ("an escaped \\` tick and `x*y` and ``a ` b``", "an escaped ` tick and x*y and a ` b"),
+        # The characters that stand in for code spans meanwhile, in a document's own text.
+        ("a \ufdef5\ufdef and `x` [l](u) \ufdee", "a 5 and x l"),
     ],
 )
 def test_plain_text_keeps_words_not_markup(markdown: str, expected: str) -> None:

@@ -325,6 +325,8 @@ def _inline(text: str) -> str:
         if "]" in text:  # in every image and link (a single character is the fastest test)
             text = _LINK.sub(_FIRST_GROUP, _IMAGE.sub(_FIRST_GROUP, text))
         return _prose(text)
+    if _SLOT in text or _TICK in text:  # the document's own: never taken for ours
+        text = text.replace(_SLOT, "").replace(_TICK, "")
     if "``" not in text and "\\`" not in text and text.count("`") % 2 == 0:
         parts = text.split("`")  # single backticks, each closed: odd parts are code
         if "]" not in text:
