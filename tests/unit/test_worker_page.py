@@ -203,8 +203,8 @@ async def test_a_twin_of_a_stored_page_is_a_duplicate(store: SQLiteStore) -> Non
     assert [doc.url for doc in await store.list()] == [SEED + "g/"]
 
 
-async def test_a_redirect_onto_a_twin_keeps_its_page_slot_spent(store: SQLiteStore) -> None:
-    """A redirect target's slot is its page's: a twin there acks ``done``, like any hop."""
+async def test_a_redirect_onto_a_twin_is_a_duplicate(store: SQLiteStore) -> None:
+    """A redirect whose target is a twin of a stored page: fetched, not stored again."""
     body = Route(html())
     world = World({SEED + "g/": body, SEED + "g/index.htm": body})
     await robots_known(world)
